@@ -1,0 +1,99 @@
+//! What the binaries share: exit codes, error printing, input opening, and a
+//! quiet end on a closed pipe (`| head`).
+//!
+//! Exit codes (README "Exit codes"): 0 ok, 1 bad input or I/O error, 2 usage.
+
+use std::fmt::Display;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, IsTerminal};
+use std::process::ExitCode;
+
+/// Input buffer size of the tools, in bytes.
+pub const IN_BUF: usize = 256 * 1024;
+
+/// Why a tool stops.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad arguments: exit 2.
+    Usage(String),
+    /// Bad input (or an I/O failure): exit 1.
+    Input(String),
+    /// An I/O error; a broken pipe ends the tool quietly with exit 0.
+    Io(io::Error),
+    /// Already reported on stderr; exit 1.
+    Reported,
+}
+
+impl From<io::Error> for CliError {
+    fn from(e: io::Error) -> Self {
+        CliError::Io(e)
+    }
+}
+
+impl From<lexopt::Error> for CliError {
+    fn from(e: lexopt::Error) -> Self {
+        CliError::Usage(e.to_string())
+    }
+}
+
+impl CliError {
+    /// An input error whose message is `what: err`.
+    pub fn input(what: impl Display, err: impl Display) -> Self {
+        CliError::Input(format!("{what}: {err}"))
+    }
+}
+
+/// Runs a tool's body and turns its outcome into an exit code, printing
+/// `tool: message` on stderr. A broken pipe is a normal end (exit 0).
+pub fn main_with(tool: &str, usage: &str, body: impl FnOnce() -> Result<(), CliError>) -> ExitCode {
+    match body() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(CliError::Usage(m)) => {
+            eprintln!("{tool}: {m}\n{usage}");
+            ExitCode::from(2)
+        }
+        Err(CliError::Input(m)) => {
+            eprintln!("{tool}: {m}");
+            ExitCode::from(1)
+        }
+        Err(CliError::Io(e)) => {
+            eprintln!("{tool}: {e}");
+            ExitCode::from(1)
+        }
+        Err(CliError::Reported) => ExitCode::from(1),
+    }
+}
+
+/// Opens an input argument (`-` is stdin) with a large buffer.
+///
+/// Errors: the file cannot be opened; the message names it.
+pub fn open_input(path: &str) -> Result<Box<dyn BufRead>, CliError> {
+    if path == "-" {
+        return Ok(Box::new(BufReader::with_capacity(
+            IN_BUF,
+            io::stdin().lock(),
+        )));
+    }
+    let f = File::open(path).map_err(|e| CliError::input(path, e))?;
+    Ok(Box::new(BufReader::with_capacity(IN_BUF, f)))
+}
+
+/// True when stdout is a terminal (tools that write binary refuse it, the
+/// resolver flushes per line to it).
+pub fn stdout_is_terminal() -> bool {
+    io::stdout().is_terminal()
+}
+
+/// Parses an address argument: hex with or without `0x`.
+///
+/// Errors: a usage error naming the option.
+pub fn parse_hex_arg(opt: &str, val: std::ffi::OsString) -> Result<u64, CliError> {
+    let s = val.to_string_lossy();
+    let d = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(&s);
+    crate::hex::parse_u64(d.as_bytes())
+        .ok_or_else(|| CliError::Usage(format!("{opt}: expected a hex address, got `{s}`")))
+}

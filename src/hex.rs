@@ -1,0 +1,82 @@
+//! Hexadecimal parsing and formatting for the per-line hot paths, without
+//! `format!` or allocation.
+
+/// Parses 1 to 16 hex digits (either case) into a u64; `None` for an empty
+/// slice, a non-hex byte or more than 16 digits. Leading zeros count as digits,
+/// so a 17-digit zero-padded number is refused too.
+#[inline]
+pub fn parse_u64(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 16 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &b in s {
+        v = (v << 4) | u64::from(digit(b)?);
+    }
+    Some(v)
+}
+
+/// Value of one hex digit.
+#[inline]
+pub fn digit(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+const DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `v` as exactly 16 lower-case hex digits (the kallsyms address column).
+#[inline]
+pub fn push_u64_padded(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0u8; 16];
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = DIGITS[((v >> (60 - 4 * i)) & 0xF) as usize];
+    }
+    out.extend_from_slice(&buf);
+}
+
+/// Appends `0x` and `v` in lower-case hex without leading zeros (`0x0` for 0),
+/// as the kernel's `%pS` prints offsets and sizes.
+#[inline]
+pub fn push_u64_0x(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0u8; 18];
+    let mut i = buf.len();
+    let mut x = v;
+    loop {
+        i -= 1;
+        buf[i] = DIGITS[(x & 0xF) as usize];
+        x >>= 4;
+        if x == 0 {
+            break;
+        }
+    }
+    i -= 2;
+    buf[i] = b'0';
+    buf[i + 1] = b'x';
+    out.extend_from_slice(&buf[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_format_round_trip() {
+        assert_eq!(parse_u64(b"ffffffff81000000"), Some(0xffff_ffff_8100_0000));
+        assert_eq!(parse_u64(b"DEADbeef"), Some(0xdead_beef));
+        assert_eq!(parse_u64(b""), None);
+        assert_eq!(parse_u64(b"12g"), None);
+        assert_eq!(parse_u64(b"00000000000000000"), None);
+        let mut out = Vec::new();
+        push_u64_padded(&mut out, 0x1234);
+        out.push(b' ');
+        push_u64_0x(&mut out, 0);
+        out.push(b' ');
+        push_u64_0x(&mut out, u64::MAX);
+        assert_eq!(out, b"0000000000001234 0x0 0xffffffffffffffff");
+    }
+}

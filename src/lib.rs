@@ -1,0 +1,38 @@
+//! ksym: kernel symbol tables (kallsyms) as a compact blob that a kernel reads
+//! in place, and the Unix-pipeline tools around it.
+//!
+//! The blob format is `docs/FORMAT.md`. Without the default `std` feature the
+//! crate is `#![no_std]` and holds only [`format`] and [`reader`]: what a kernel
+//! links to print `func+0x1a` from a mapped blob, with no allocation.
+//!
+//! With `std`: [`nm`] reads nm/System.map/kallsyms lines, [`demangle`] turns
+//! Rust names into what people read, [`tokens`] chooses the token table,
+//! [`writer`] builds the blob, [`resolve`] rewrites address streams, and
+//! [`lines`], [`hex`], [`blobfile`] and [`cli`] are the I/O pieces they share.
+#![cfg_attr(not(feature = "std"), no_std)]
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod format;
+pub mod reader;
+
+#[cfg(feature = "std")]
+pub mod blobfile;
+#[cfg(feature = "std")]
+pub mod cli;
+#[cfg(feature = "std")]
+pub mod demangle;
+#[cfg(feature = "std")]
+pub mod hex;
+#[cfg(feature = "std")]
+pub mod lines;
+#[cfg(feature = "std")]
+pub mod nm;
+#[cfg(feature = "std")]
+pub mod resolve;
+#[cfg(feature = "std")]
+pub mod tokens;
+#[cfg(feature = "std")]
+pub mod writer;
+
+pub use reader::{AddressHit, BlobError, BlobErrorKind, KallsymsMapped, Name, Symbol};

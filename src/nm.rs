@@ -1,0 +1,261 @@
+//! Parsing one line of `nm -n` / `nm -n -C`, System.map or /proc/kallsyms
+//! output into address, symbol type, name and kallsyms module.
+//!
+//! Grammar (binutils `nm` default "bsd" format; the kernel's
+//! `kernel/kallsyms.c` `s_show`: `"%px %c %s\t[%s]"`):
+//! `ADDR SP TYPE SP NAME [TAB "[" MODULE "]"]`, `ADDR` 1 to 16 hex digits,
+//! `SP` one or more spaces or tabs, `TYPE` one printable ASCII character,
+//! `NAME` the rest of the line (it may hold spaces: `nm -C` prints C++ and Rust
+//! signatures). nm prints undefined symbols with blanks instead of an address
+//! (`                 U foo`). A trailing `\r` (Windows line ending) is ignored.
+
+use core::fmt;
+
+use crate::hex;
+
+/// A line with an address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NmSymbol<'a> {
+    /// Virtual address.
+    pub address: u64,
+    /// Symbol type character (`b'T'`, `b't'`, `b'D'`, ...).
+    pub symbol_type: u8,
+    /// The name, byte for byte as in the input; never empty.
+    pub name: &'a [u8],
+    /// The `[module]` column of /proc/kallsyms, without brackets.
+    pub module: Option<&'a [u8]>,
+}
+
+/// What a well-formed line holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NmLine<'a> {
+    /// A symbol with an address.
+    Symbol(NmSymbol<'a>),
+    /// A symbol nm prints without address (`U`, `w`, `v`): never a text symbol.
+    NoAddress {
+        /// Symbol type character.
+        symbol_type: u8,
+        /// Name.
+        name: &'a [u8],
+    },
+    /// An empty or all-blank line.
+    Blank,
+}
+
+/// Why a line is not a symbol line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineError {
+    /// The first field is not 1 to 16 hex digits.
+    BadAddress,
+    /// No single-character symbol type after the address.
+    BadType,
+    /// Nothing after the symbol type.
+    MissingName,
+    /// A tab-separated column after the name that is not `[module]`.
+    BadModule,
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LineError::BadAddress => "expected an address of 1 to 16 hex digits",
+            LineError::BadType => "expected a one-character symbol type after the address",
+            LineError::MissingName => "expected a symbol name after the symbol type",
+            LineError::BadModule => "expected `\\t[module]` after the name",
+        })
+    }
+}
+
+impl std::error::Error for LineError {}
+
+#[inline]
+fn is_blank(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+#[inline]
+fn skip_blanks(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&b| is_blank(b)).count();
+    &s[n..]
+}
+
+/// Parses one line (with or without its `\n`).
+///
+/// Errors: [`LineError`] says which field was not what the grammar in the
+/// module doc expects.
+pub fn parse_line(line: &[u8]) -> Result<NmLine<'_>, LineError> {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let body = skip_blanks(line);
+    if body.is_empty() {
+        return Ok(NmLine::Blank);
+    }
+    // An address-less nm line: the address column is all blanks, then the type.
+    if body.len() < line.len() && line.len() - body.len() >= 8 {
+        let (symbol_type, name) = type_and_name(body)?;
+        return Ok(NmLine::NoAddress {
+            symbol_type,
+            name: name.0,
+        });
+    }
+    let end = body.iter().position(|&b| is_blank(b)).unwrap_or(body.len());
+    let address = hex::parse_u64(&body[..end]).ok_or(LineError::BadAddress)?;
+    let rest = skip_blanks(&body[end..]);
+    if rest.len() == body.len() - end {
+        return Err(LineError::BadType);
+    }
+    let (symbol_type, (name, module)) = type_and_name(rest)?;
+    Ok(NmLine::Symbol(NmSymbol {
+        address,
+        symbol_type,
+        name,
+        module,
+    }))
+}
+
+type NameAndModule<'a> = (&'a [u8], Option<&'a [u8]>);
+
+fn type_and_name(s: &[u8]) -> Result<(u8, NameAndModule<'_>), LineError> {
+    let (&ty, after) = s.split_first().ok_or(LineError::BadType)?;
+    if !ty.is_ascii_graphic() {
+        return Err(LineError::BadType);
+    }
+    let name = skip_blanks(after);
+    if name.len() == after.len() && !after.is_empty() {
+        return Err(LineError::BadType);
+    }
+    if name.is_empty() {
+        return Err(LineError::MissingName);
+    }
+    Ok((ty, split_module(name)?))
+}
+
+/// Splits `name\t[module]`. A tab is kept inside names only when what follows
+/// it is not a module column; kallsyms never prints tabs in names.
+fn split_module(s: &[u8]) -> Result<NameAndModule<'_>, LineError> {
+    match s.iter().position(|&b| b == b'\t') {
+        None => Ok((s, None)),
+        Some(t) => {
+            let col = skip_blanks(&s[t..]);
+            let m = col
+                .strip_prefix(b"[")
+                .and_then(|c| c.strip_suffix(b"]"))
+                .ok_or(LineError::BadModule)?;
+            let name = &s[..t];
+            if name.is_empty() {
+                return Err(LineError::MissingName);
+            }
+            Ok((name, Some(m)))
+        }
+    }
+}
+
+/// True for text symbol types (`T` global, `t` local), the only ones a
+/// kallsyms blob holds for symbolizing code.
+#[inline]
+pub fn is_text_type(symbol_type: u8) -> bool {
+    symbol_type == b'T' || symbol_type == b't'
+}
+
+/// True for names that are not functions: ARM/AArch64/RISC-V mapping symbols
+/// (`$x`, `$d`, `$a`, `$t`, `$x.12`, `$xrv64i2p1`) and assembler local labels (`.L…`).
+pub fn is_mapping_or_local_label(name: &[u8]) -> bool {
+    if name.starts_with(b".L") {
+        return true;
+    }
+    match name.strip_prefix(b"$") {
+        Some(r) => {
+            let head = r.split(|&b| b == b'.').next().unwrap_or(r);
+            matches!(head.first(), Some(b'x' | b'd' | b'a' | b't'))
+                && head.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                && r[head.len()..]
+                    .iter()
+                    .all(|b| b.is_ascii_digit() || *b == b'.')
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(line: &[u8]) -> NmSymbol<'_> {
+        match parse_line(line) {
+            Ok(NmLine::Symbol(s)) => s,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_the_four_input_kinds() {
+        let s = sym(b"ffffffff81000000 T _stext\n");
+        assert_eq!(
+            (s.address, s.symbol_type, s.name, s.module),
+            (0xffffffff81000000, b'T', &b"_stext"[..], None)
+        );
+        let s = sym(b"ffffffffc0201000 t ftrace_trampoline\t[__builtin__ftrace]");
+        assert_eq!(s.name, b"ftrace_trampoline");
+        assert_eq!(s.module, Some(&b"__builtin__ftrace"[..]));
+        let s = sym(b"0000000000047a30 T core::fmt::write(&mut dyn Write, Arguments)\r\n");
+        assert_eq!(s.name, b"core::fmt::write(&mut dyn Write, Arguments)");
+        let s = sym(b"c0100000 T _text");
+        assert_eq!(s.address, 0xc0100000);
+        assert_eq!(
+            parse_line(b"                 U memcpy"),
+            Ok(NmLine::NoAddress {
+                symbol_type: b'U',
+                name: b"memcpy"
+            })
+        );
+        assert_eq!(parse_line(b"  \r\n"), Ok(NmLine::Blank));
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_symbol_line() {
+        assert_eq!(parse_line(b"vmlinux:"), Err(LineError::BadAddress));
+        assert_eq!(
+            parse_line(b"ffffffff81000000 T"),
+            Err(LineError::MissingName)
+        );
+        assert_eq!(
+            parse_line(b"ffffffff81000000 T "),
+            Err(LineError::MissingName)
+        );
+        assert_eq!(parse_line(b"ffffffff81000000"), Err(LineError::BadType));
+        assert_eq!(
+            parse_line(b"ffffffff81000000 TT x"),
+            Err(LineError::BadType)
+        );
+        assert_eq!(
+            parse_line(b"1ffffffff81000000 T x"),
+            Err(LineError::BadAddress)
+        );
+        assert_eq!(
+            parse_line(b"ffffffff81000000 T x\tjunk"),
+            Err(LineError::BadModule)
+        );
+        assert_eq!(
+            parse_line(b"ffffffff81000000 \xff x"),
+            Err(LineError::BadType)
+        );
+    }
+
+    #[test]
+    fn mapping_symbols_and_labels() {
+        for n in [
+            &b"$x"[..],
+            b"$d",
+            b"$x.12",
+            b"$a",
+            b"$t.1",
+            b"$xrv64i2p1",
+            b".Ltmp3",
+        ] {
+            assert!(is_mapping_or_local_label(n), "{n:?}");
+        }
+        for n in [&b"$foo$bar"[..], b"x", b"_$x", b"$", b"$LT$"] {
+            assert!(!is_mapping_or_local_label(n), "{n:?}");
+        }
+    }
+}

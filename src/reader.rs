@@ -1,0 +1,723 @@
+//! The zero-copy reader: interprets a blob in place, validates all of it once,
+//! then answers address and name lookups without allocating.
+//!
+//! Layout and rules: `docs/FORMAT.md` §2 (layout), §3 (name records and tokens),
+//! §4 (orders) and §5 (lookups). Builds without std.
+
+use core::cmp::Ordering;
+use core::fmt;
+
+use crate::format::{
+    END_MARKERS, MAX_TOKENS, RECORD_PREFIX_LEN, TOKEN_MARKER, TokenRefError, align_up,
+    parse_token_ref,
+};
+
+/// What is wrong with a blob; `offset` is the byte offset in the blob where the
+/// problem was found (FORMAT.md §2 gives the layout the offsets refer to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlobError {
+    /// Byte offset in the blob.
+    pub offset: usize,
+    /// What was expected there.
+    pub kind: BlobErrorKind,
+}
+
+/// The kinds of [`BlobError`]. Fields: `index` is a symbol index in address
+/// order, `id` a token id, `rank` a position in name order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum BlobErrorKind {
+    /// The buffer does not start at an 8-byte aligned address (FORMAT.md §2.2).
+    Misaligned,
+    /// The blob ends inside the named section.
+    Truncated(&'static str),
+    /// A count or length whose byte size overflows the address space.
+    CountOverflow(&'static str),
+    /// A padding byte is not zero.
+    NonZeroPadding,
+    /// Bytes follow the token index.
+    TrailingBytes,
+    /// `addresses[index]` is below `addresses[index - 1]`.
+    AddressesNotAscending { index: usize },
+    /// `offsets[index]` is not where the previous record ends.
+    RecordsNotContiguous { index: usize },
+    /// The record of symbol `index` runs past the end of the names section.
+    RecordPastEnd { index: usize },
+    /// The symbol type byte of symbol `index` is not printable ASCII.
+    BadSymbolType { index: usize },
+    /// The record of symbol `index` has an empty name.
+    EmptyName { index: usize },
+    /// The token reference of symbol `index` is malformed.
+    BadTokenRef { index: usize },
+    /// The token reference of symbol `index` names a token past the table.
+    TokenIdOutOfRange { index: usize, id: u16 },
+    /// A raw byte 0xFF in the name of symbol `index`.
+    MarkerInName { index: usize },
+    /// More than 511 tokens.
+    TooManyTokens,
+    /// `token_index` does not start at 0 or is not strictly ascending, or a
+    /// token is empty or runs past the table.
+    BadTokenIndex { id: usize },
+    /// A token holds the byte 0xFF.
+    MarkerInToken { id: usize },
+    /// `seqs[rank]` is out of range or breaks name order (so `seqs` is not the
+    /// name-order permutation of FORMAT.md §4).
+    NameOrder { rank: usize },
+}
+
+impl fmt::Display for BlobError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use BlobErrorKind::*;
+        write!(f, "malformed blob at byte offset {}: ", self.offset)?;
+        match self.kind {
+            Misaligned => write!(
+                f,
+                "buffer is not 8-byte aligned (map or copy it to an aligned address)"
+            ),
+            Truncated(s) => write!(f, "blob ends inside {s}"),
+            CountOverflow(s) => write!(f, "{s} is too large for this machine"),
+            NonZeroPadding => write!(f, "expected a zero padding byte"),
+            TrailingBytes => write!(f, "expected the end of the blob after token_index"),
+            AddressesNotAscending { index } => {
+                write!(f, "addresses[{index}] is below addresses[{}]", index - 1)
+            }
+            RecordsNotContiguous { index } => {
+                write!(
+                    f,
+                    "offsets[{index}] does not point where the previous name record ends"
+                )
+            }
+            RecordPastEnd { index } => write!(f, "name record {index} runs past the names section"),
+            BadSymbolType { index } => {
+                write!(f, "name record {index}: symbol type is not printable ASCII")
+            }
+            EmptyName { index } => write!(f, "name record {index}: empty name"),
+            BadTokenRef { index } => write!(f, "name record {index}: malformed token reference"),
+            TokenIdOutOfRange { index, id } => {
+                write!(
+                    f,
+                    "name record {index}: token id {id} is past the token table"
+                )
+            }
+            MarkerInName { index } => write!(f, "name record {index}: raw byte 0xFF in name"),
+            TooManyTokens => write!(f, "more than {MAX_TOKENS} tokens"),
+            BadTokenIndex { id } => {
+                write!(
+                    f,
+                    "token_index[{id}]: expected 0 first, then strictly ascending offsets inside token_table"
+                )
+            }
+            MarkerInToken { id } => write!(f, "token {id} holds the byte 0xFF"),
+            NameOrder { rank } => {
+                write!(
+                    f,
+                    "seqs[{rank}] is out of range or out of name order (not a permutation sorted by name)"
+                )
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for BlobError {}
+
+/// A stored name: at most one token followed by raw bytes (FORMAT.md §3.2).
+/// Borrowed from the blob; comparing or printing it decodes nothing.
+#[derive(Clone, Copy)]
+pub struct Name<'a> {
+    token: &'a [u8],
+    rest: &'a [u8],
+}
+
+impl<'a> Name<'a> {
+    /// The expanded token (empty when the record uses none).
+    pub fn token(&self) -> &'a [u8] {
+        self.token
+    }
+    /// The raw bytes after the token.
+    pub fn rest(&self) -> &'a [u8] {
+        self.rest
+    }
+    /// Length of the expanded name in bytes.
+    pub fn len(&self) -> usize {
+        self.token.len() + self.rest.len()
+    }
+    /// True for an empty name (never in a well-formed blob).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The expanded name's bytes, in order.
+    pub fn bytes(&self) -> impl Iterator<Item = u8> + 'a {
+        self.token.iter().chain(self.rest.iter()).copied()
+    }
+    /// Byte-order comparison of this name with `key` (the name order of FORMAT.md §4).
+    pub fn cmp_bytes(&self, key: &[u8]) -> Ordering {
+        let t = self.token.len().min(key.len());
+        match self.token[..t].cmp(&key[..t]) {
+            Ordering::Equal if t < self.token.len() => Ordering::Greater,
+            Ordering::Equal => self.rest.cmp(&key[t..]),
+            o => o,
+        }
+    }
+    /// Byte-order comparison of two stored names.
+    pub fn cmp_name(&self, other: &Name<'_>) -> Ordering {
+        if self.token.len() == other.token.len() && self.token == other.token {
+            return self.rest.cmp(other.rest);
+        }
+        self.bytes().cmp(other.bytes())
+    }
+    /// True when the name equals `key` byte for byte.
+    pub fn eq_bytes(&self, key: &[u8]) -> bool {
+        key.len() == self.len()
+            && key.starts_with(self.token)
+            && &key[self.token.len()..] == self.rest
+    }
+    /// Appends the expanded name to `out`.
+    #[cfg(feature = "std")]
+    pub fn extend_into(&self, out: &mut std::vec::Vec<u8>) {
+        out.extend_from_slice(self.token);
+        out.extend_from_slice(self.rest);
+    }
+}
+
+impl PartialEq<[u8]> for Name<'_> {
+    fn eq(&self, other: &[u8]) -> bool {
+        self.eq_bytes(other)
+    }
+}
+
+/// Prints the name, with invalid UTF-8 replaced by U+FFFD.
+impl fmt::Display for Name<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A token may end inside a UTF-8 character only for non-UTF-8 names,
+        // which print lossily either way.
+        for part in [self.token, self.rest] {
+            for chunk in part.utf8_chunks() {
+                f.write_str(chunk.valid())?;
+                if !chunk.invalid().is_empty() {
+                    f.write_str("\u{FFFD}")?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Name<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{self}\"")
+    }
+}
+
+/// One symbol of the blob.
+#[derive(Debug, Clone, Copy)]
+pub struct Symbol<'a> {
+    /// Position in address order (index into `addresses`).
+    pub index: usize,
+    /// Virtual address.
+    pub address: u64,
+    /// Symbol type, as `nm` prints it (`b'T'`, `b't'`, ...).
+    pub symbol_type: u8,
+    /// The name.
+    pub name: Name<'a>,
+}
+
+/// The answer to an address lookup (FORMAT.md §5.2).
+#[derive(Debug, Clone, Copy)]
+pub struct AddressHit<'a> {
+    /// The first alias at the symbol's address, in address order.
+    pub symbol: Symbol<'a>,
+    /// `address - symbol.address`, in bytes.
+    pub offset: u64,
+    /// Bytes from the symbol's address to the next distinct address, capped at
+    /// etext for symbols below etext; `None` for the last symbol above etext,
+    /// whose end is unknown.
+    pub size: Option<u64>,
+}
+
+/// A validated, zero-copy view of a blob (FORMAT.md §2).
+///
+/// [`from_blob`](Self::from_blob) checks every count, offset, length, token id
+/// and both orders once; lookups after that cannot fail and never allocate.
+#[derive(Clone, Copy)]
+pub struct KallsymsMapped<'a> {
+    addresses: &'a [u64],
+    offsets: &'a [u32],
+    seqs: &'a [u32],
+    names: &'a [u8],
+    token_table: &'a [u8],
+    token_index: &'a [u32],
+    stext: Option<u64>,
+    etext: Option<u64>,
+    einittext: Option<u64>,
+}
+
+impl fmt::Debug for KallsymsMapped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KallsymsMapped")
+            .field("num_syms", &self.len())
+            .field("names_len", &self.names.len())
+            .field("tokens", &self.token_index.len())
+            .field("stext", &self.stext)
+            .field("etext", &self.etext)
+            .finish()
+    }
+}
+
+/// Sections of a blob as byte ranges; what [`KallsymsMapped::section_sizes`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SectionSizes {
+    /// `num_syms` symbols.
+    pub num_syms: usize,
+    /// Bytes of `addresses` (8 per symbol).
+    pub addresses: usize,
+    /// Bytes of `offsets` (4 per symbol).
+    pub offsets: usize,
+    /// Bytes of `seqs` (4 per symbol).
+    pub seqs: usize,
+    /// Bytes of name records (`names_len`).
+    pub names: usize,
+    /// Bytes of `token_table`.
+    pub token_table: usize,
+    /// Number of tokens (`token_index_len`).
+    pub tokens: usize,
+    /// Bytes of the whole blob, headers and padding included.
+    pub total: usize,
+}
+
+/// Cursor over the blob that checks every bound.
+struct Cursor<'a> {
+    blob: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn err(&self, kind: BlobErrorKind) -> BlobError {
+        BlobError {
+            offset: self.pos,
+            kind,
+        }
+    }
+    fn pad_to(&mut self, align: usize, section: &'static str) -> Result<(), BlobError> {
+        let end =
+            align_up(self.pos, align).ok_or(self.err(BlobErrorKind::CountOverflow(section)))?;
+        let pad = self
+            .blob
+            .get(self.pos..end)
+            .ok_or(self.err(BlobErrorKind::Truncated(section)))?;
+        if let Some(i) = pad.iter().position(|&b| b != 0) {
+            return Err(BlobError {
+                offset: self.pos + i,
+                kind: BlobErrorKind::NonZeroPadding,
+            });
+        }
+        self.pos = end;
+        Ok(())
+    }
+    fn bytes(&mut self, len: usize, section: &'static str) -> Result<&'a [u8], BlobError> {
+        let end = self
+            .pos
+            .checked_add(len)
+            .ok_or(self.err(BlobErrorKind::CountOverflow(section)))?;
+        let s = self
+            .blob
+            .get(self.pos..end)
+            .ok_or(self.err(BlobErrorKind::Truncated(section)))?;
+        self.pos = end;
+        Ok(s)
+    }
+    fn count(&mut self, section: &'static str) -> Result<usize, BlobError> {
+        let at = self.pos;
+        let b = self.bytes(8, section)?;
+        let v = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        usize::try_from(v).map_err(|_| BlobError {
+            offset: at,
+            kind: BlobErrorKind::CountOverflow(section),
+        })
+    }
+    fn array<T: bytemuck::AnyBitPattern>(
+        &mut self,
+        n: usize,
+        section: &'static str,
+    ) -> Result<&'a [T], BlobError> {
+        let len = n
+            .checked_mul(core::mem::size_of::<T>())
+            .ok_or(self.err(BlobErrorKind::CountOverflow(section)))?;
+        let at = self.pos;
+        let b = self.bytes(len, section)?;
+        // Alignment holds because the blob start is 8-aligned (checked first)
+        // and every section offset is padded to its element's alignment, so
+        // this cast cannot fail; map the error anyway rather than trust that.
+        bytemuck::try_cast_slice(b).map_err(|_| BlobError {
+            offset: at,
+            kind: BlobErrorKind::Misaligned,
+        })
+    }
+}
+
+impl<'a> KallsymsMapped<'a> {
+    /// Validates `blob` and returns a view of it.
+    ///
+    /// `blob` must start at an 8-byte aligned address (a page-aligned mapping
+    /// is); it is never copied. `stext`/`etext` override the blob's own
+    /// `_stext`/`_etext` symbols; with `None` those are looked up in the blob,
+    /// and a blob without `_etext` has no etext bound (FORMAT.md §5.2).
+    ///
+    /// Errors: [`BlobError`] with the byte offset of the first problem: misaligned
+    /// buffer, truncation, overflowing counts, nonzero padding, trailing bytes,
+    /// addresses not ascending, records not contiguous or malformed, token ids
+    /// past the table, a bad token index, `seqs` not the name-order permutation.
+    /// Time is linear in the blob size.
+    pub fn from_blob(
+        blob: &'a [u8],
+        stext: Option<u64>,
+        etext: Option<u64>,
+    ) -> Result<Self, BlobError> {
+        if blob.as_ptr().align_offset(8) != 0 {
+            return Err(BlobError {
+                offset: 0,
+                kind: BlobErrorKind::Misaligned,
+            });
+        }
+        let mut c = Cursor { blob, pos: 0 };
+        let n = c.count("num_syms")?;
+        // u32 seqs and offsets index the symbols and names.
+        if u32::try_from(n).is_err() {
+            return Err(BlobError {
+                offset: 0,
+                kind: BlobErrorKind::CountOverflow("num_syms"),
+            });
+        }
+        let addresses: &[u64] = c.array(n, "addresses")?;
+        let offsets: &[u32] = c.array(n, "offsets")?;
+        let seqs: &[u32] = c.array(n, "seqs")?;
+        c.pad_to(8, "padding before names")?;
+        let names_len = c.count("names_len")?;
+        let names_at = c.pos;
+        let names = c.bytes(names_len, "names")?;
+        c.pad_to(8, "padding before token_table")?;
+        let table_len = c.count("token_table_len")?;
+        let table_at = c.pos;
+        let token_table = c.bytes(table_len, "token_table")?;
+        c.pad_to(8, "padding before token_index")?;
+        let ntok = c.count("token_index_len")?;
+        if ntok > MAX_TOKENS {
+            return Err(c.err(BlobErrorKind::TooManyTokens));
+        }
+        let index_at = c.pos;
+        let token_index: &[u32] = c.array(ntok, "token_index")?;
+        if c.pos != blob.len() {
+            return Err(c.err(BlobErrorKind::TrailingBytes));
+        }
+
+        // Token index: starts at 0, strictly ascending (no empty token), inside the table.
+        let mut prev_end = 0usize;
+        for id in 0..ntok {
+            let start = u32::from_le(token_index[id]) as usize;
+            let end = match token_index.get(id + 1) {
+                Some(&e) => u32::from_le(e) as usize,
+                None => table_len,
+            };
+            if start != prev_end || end <= start || end > table_len {
+                return Err(BlobError {
+                    offset: index_at + 4 * id,
+                    kind: BlobErrorKind::BadTokenIndex { id },
+                });
+            }
+            if let Some(i) = token_table[start..end]
+                .iter()
+                .position(|&b| b == TOKEN_MARKER)
+            {
+                return Err(BlobError {
+                    offset: table_at + start + i,
+                    kind: BlobErrorKind::MarkerInToken { id },
+                });
+            }
+            prev_end = end;
+        }
+        if ntok == 0 && table_len != 0 {
+            return Err(BlobError {
+                offset: table_at,
+                kind: BlobErrorKind::BadTokenIndex { id: 0 },
+            });
+        }
+
+        let mut view = KallsymsMapped {
+            addresses,
+            offsets,
+            seqs,
+            names,
+            token_table,
+            token_index,
+            stext: None,
+            etext: None,
+            einittext: None,
+        };
+
+        // Addresses ascending; records contiguous and well formed.
+        let addr_at = 8;
+        let off_at = addr_at + 8 * n;
+        let mut expect = 0usize;
+        for i in 0..n {
+            if i > 0 && view.address(i) < view.address(i - 1) {
+                return Err(BlobError {
+                    offset: addr_at + 8 * i,
+                    kind: BlobErrorKind::AddressesNotAscending { index: i },
+                });
+            }
+            if u32::from_le(offsets[i]) as usize != expect {
+                return Err(BlobError {
+                    offset: off_at + 4 * i,
+                    kind: BlobErrorKind::RecordsNotContiguous { index: i },
+                });
+            }
+            expect = view
+                .check_record(i, expect)
+                .map_err(|(at, kind)| BlobError {
+                    offset: names_at + at,
+                    kind,
+                })?;
+        }
+        if expect != names_len {
+            return Err(BlobError {
+                offset: names_at + expect,
+                kind: BlobErrorKind::RecordsNotContiguous { index: n },
+            });
+        }
+
+        // seqs sorted by (name, address index), strictly: with each entry < n
+        // that makes it a permutation of 0..n without any scratch memory.
+        let seqs_at = off_at + 4 * n;
+        for rank in 0..n {
+            let s = u32::from_le(seqs[rank]) as usize;
+            let bad = BlobError {
+                offset: seqs_at + 4 * rank,
+                kind: BlobErrorKind::NameOrder { rank },
+            };
+            if s >= n {
+                return Err(bad);
+            }
+            if rank > 0 {
+                let p = u32::from_le(seqs[rank - 1]) as usize;
+                match view.name(p).cmp_name(&view.name(s)) {
+                    Ordering::Less => {}
+                    Ordering::Equal if p < s => {}
+                    _ => return Err(bad),
+                }
+            }
+        }
+
+        view.stext = stext.or_else(|| view.lookup_name(b"_stext").map(|s| s.address));
+        view.etext = etext.or_else(|| view.lookup_name(END_MARKERS[0]).map(|s| s.address));
+        view.einittext = view.lookup_name(END_MARKERS[1]).map(|s| s.address);
+        Ok(view)
+    }
+
+    /// Checks record `i` starting at `at` in names; returns where it ends.
+    fn check_record(&self, i: usize, at: usize) -> Result<usize, (usize, BlobErrorKind)> {
+        let prefix = self
+            .names
+            .get(at..at + RECORD_PREFIX_LEN)
+            .ok_or((at, BlobErrorKind::RecordPastEnd { index: i }))?;
+        if !(0x21..=0x7E).contains(&prefix[0]) {
+            return Err((at, BlobErrorKind::BadSymbolType { index: i }));
+        }
+        let len = u16::from_le_bytes([prefix[1], prefix[2]]) as usize;
+        let start = at + RECORD_PREFIX_LEN;
+        let payload = self
+            .names
+            .get(start..start + len)
+            .ok_or((at, BlobErrorKind::RecordPastEnd { index: i }))?;
+        let raw_from = match parse_token_ref(payload) {
+            Ok(None) => 0,
+            Ok(Some((id, rl))) => {
+                if id as usize >= self.token_index.len() {
+                    return Err((start, BlobErrorKind::TokenIdOutOfRange { index: i, id }));
+                }
+                rl
+            }
+            Err(TokenRefError::Unclosed | TokenRefError::NonCanonical) => {
+                return Err((start, BlobErrorKind::BadTokenRef { index: i }));
+            }
+        };
+        if len == 0 {
+            return Err((at, BlobErrorKind::EmptyName { index: i }));
+        }
+        if let Some(p) = payload[raw_from..].iter().position(|&b| b == TOKEN_MARKER) {
+            return Err((
+                start + raw_from + p,
+                BlobErrorKind::MarkerInName { index: i },
+            ));
+        }
+        Ok(start + len)
+    }
+
+    /// Number of symbols (`num_syms`).
+    pub fn len(&self) -> usize {
+        self.addresses.len()
+    }
+
+    /// True when the blob holds no symbol.
+    pub fn is_empty(&self) -> bool {
+        self.addresses.is_empty()
+    }
+
+    /// The `_stext` bound in use (the override, else the blob's `_stext`), if any.
+    pub fn stext(&self) -> Option<u64> {
+        self.stext
+    }
+
+    /// The `_etext` bound in use (the override, else the blob's `_etext`), if any.
+    pub fn etext(&self) -> Option<u64> {
+        self.etext
+    }
+
+    /// Number of tokens in the token table.
+    pub fn num_tokens(&self) -> usize {
+        self.token_index.len()
+    }
+
+    /// Token `id`'s bytes. Panics if `id >= num_tokens()`.
+    pub fn token(&self, id: usize) -> &'a [u8] {
+        let start = u32::from_le(self.token_index[id]) as usize;
+        let end = self
+            .token_index
+            .get(id + 1)
+            .map_or(self.token_table.len(), |&e| u32::from_le(e) as usize);
+        &self.token_table[start..end]
+    }
+
+    /// Byte sizes of the sections (FORMAT.md §2).
+    pub fn section_sizes(&self) -> SectionSizes {
+        let n = self.len();
+        let names_end = align_up(8 + 16 * n, 8).unwrap_or(0) + 8 + self.names.len();
+        let table_end = align_up(names_end, 8).unwrap_or(0) + 8 + self.token_table.len();
+        SectionSizes {
+            num_syms: n,
+            addresses: 8 * n,
+            offsets: 4 * n,
+            seqs: 4 * n,
+            names: self.names.len(),
+            token_table: self.token_table.len(),
+            tokens: self.token_index.len(),
+            total: align_up(table_end, 8).unwrap_or(0) + 8 + 4 * self.token_index.len(),
+        }
+    }
+
+    /// Address of symbol `i` (address order). Panics if `i >= len()`.
+    #[inline]
+    pub fn address(&self, i: usize) -> u64 {
+        u64::from_le(self.addresses[i])
+    }
+
+    /// Name of symbol `i` (address order). Panics if `i >= len()`.
+    #[inline]
+    pub fn name(&self, i: usize) -> Name<'a> {
+        self.record(i).1
+    }
+
+    #[inline]
+    fn record(&self, i: usize) -> (u8, Name<'a>) {
+        // Validated in from_blob: in bounds, well formed.
+        let at = u32::from_le(self.offsets[i]) as usize;
+        let ty = self.names[at];
+        let len = u16::from_le_bytes([self.names[at + 1], self.names[at + 2]]) as usize;
+        let payload = &self.names[at + RECORD_PREFIX_LEN..at + RECORD_PREFIX_LEN + len];
+        let name = match parse_token_ref(payload) {
+            Ok(Some((id, rl))) => Name {
+                token: self.token(id as usize),
+                rest: &payload[rl..],
+            },
+            _ => Name {
+                token: &[],
+                rest: payload,
+            },
+        };
+        (ty, name)
+    }
+
+    /// Symbol `i` in address order. Panics if `i >= len()`.
+    #[inline]
+    pub fn symbol(&self, i: usize) -> Symbol<'a> {
+        let (symbol_type, name) = self.record(i);
+        Symbol {
+            index: i,
+            address: self.address(i),
+            symbol_type,
+            name,
+        }
+    }
+
+    /// All symbols in address order (aliases in input order), as `dump` prints them.
+    pub fn symbols(&self) -> impl ExactSizeIterator<Item = Symbol<'a>> + '_ {
+        (0..self.len()).map(move |i| self.symbol(i))
+    }
+
+    /// All symbols in name order (FORMAT.md §4).
+    pub fn symbols_by_name(&self) -> impl ExactSizeIterator<Item = Symbol<'a>> + '_ {
+        self.seqs
+            .iter()
+            .map(move |&s| self.symbol(u32::from_le(s) as usize))
+    }
+
+    /// The symbol covering `addr` under the kernel's rule (FORMAT.md §5.2):
+    /// the first alias of the last address `<= addr`; it covers up to the next
+    /// distinct address, and a symbol below etext at most up to etext. `None`
+    /// below the first symbol, in a gap past a symbol's end, and inside the
+    /// alias group at etext or at `_einittext` (end markers cover nothing).
+    #[inline]
+    pub fn lookup_address(&self, addr: u64) -> Option<AddressHit<'a>> {
+        let a = self.addresses;
+        let hi = a.partition_point(|&x| u64::from_le(x) <= addr);
+        if hi == 0 {
+            return None;
+        }
+        let sym_addr = self.address(hi - 1);
+        if Some(sym_addr) == self.etext || Some(sym_addr) == self.einittext {
+            return None;
+        }
+        let mut first = hi - 1;
+        if first > 0 && self.address(first - 1) == sym_addr {
+            first = a[..first].partition_point(|&x| u64::from_le(x) < sym_addr);
+        }
+        let mut end = a.get(hi).map(|&x| u64::from_le(x));
+        if let Some(e) = self.etext {
+            if sym_addr < e {
+                end = Some(end.map_or(e, |n| n.min(e)));
+            }
+        }
+        if end.is_some_and(|e| addr >= e) {
+            return None;
+        }
+        Some(AddressHit {
+            symbol: self.symbol(first),
+            offset: addr - sym_addr,
+            size: end.map(|e| e - sym_addr),
+        })
+    }
+
+    /// Ranks (positions in name order) whose names equal `name`.
+    fn name_ranks(&self, name: &[u8]) -> core::ops::Range<usize> {
+        let lo = self.seqs.partition_point(|&s| {
+            self.name(u32::from_le(s) as usize).cmp_bytes(name) == Ordering::Less
+        });
+        let hi = lo
+            + self.seqs[lo..]
+                .partition_point(|&s| self.name(u32::from_le(s) as usize).eq_bytes(name));
+        lo..hi
+    }
+
+    /// The first symbol in address order named `name`, by binary search through
+    /// `seqs` (FORMAT.md §5.1); `None` when no symbol has that name. No allocation.
+    pub fn lookup_name(&self, name: &[u8]) -> Option<Symbol<'a>> {
+        let r = self.name_ranks(name);
+        (!r.is_empty()).then(|| self.symbol(u32::from_le(self.seqs[r.start]) as usize))
+    }
+
+    /// Every symbol named `name`, in address order.
+    pub fn lookup_name_all(&self, name: &[u8]) -> impl Iterator<Item = Symbol<'a>> + '_ {
+        self.seqs[self.name_ranks(name)]
+            .iter()
+            .map(move |&s| self.symbol(u32::from_le(s) as usize))
+    }
+}

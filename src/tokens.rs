@@ -1,0 +1,381 @@
+//! Token selection: which name prefixes go into the token table, and the
+//! longest-prefix matcher the encoder uses (FORMAT.md §3.4).
+//!
+//! Two strategies fill the same format:
+//! - [`TokenStrategy::Seed`], the seed spec's heuristic: prefixes of a fixed
+//!   list of lengths, weight = count × length.
+//! - [`TokenStrategy::Optimal`] (the default): every prefix length that is a
+//!   branching point of the names' prefix trie, chosen greedily by marginal
+//!   bytes saved after the reference and table costs.
+//!
+//! Both end in the same pass that drops tokens saving nothing and numbers the
+//! rest by uses, so frequent tokens get the 3-byte reference form.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+use crate::format::{MAX_TOKENS, token_ref_len};
+
+/// The seed spec's candidate prefix lengths, in bytes.
+pub const SEED_LENGTHS: [usize; 26] = [
+    10, 24, 31, 40, 56, 60, 70, 80, 90, 100, 150, 200, 250, 300, 400, 500, 600, 700, 800, 900,
+    1000, 1200, 1400, 1600, 1800, 2000,
+];
+
+/// Bytes one token costs in the blob besides its references: its bytes in
+/// `token_table` plus this, its `token_index` entry.
+pub const TOKEN_INDEX_ENTRY: usize = 4;
+
+/// How to choose tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TokenStrategy {
+    /// The seed spec's fixed-length prefix heuristic.
+    Seed,
+    /// Greedy by marginal bytes saved over all prefix lengths.
+    #[default]
+    Optimal,
+}
+
+impl std::str::FromStr for TokenStrategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "seed" => Ok(TokenStrategy::Seed),
+            "optimal" => Ok(TokenStrategy::Optimal),
+            _ => Err(format!(
+                "unknown token strategy `{s}` (expected `seed` or `optimal`)"
+            )),
+        }
+    }
+}
+
+/// A chosen token and what it does on the names it was chosen for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenStat {
+    /// The token's bytes.
+    pub bytes: Vec<u8>,
+    /// Names whose record references it.
+    pub uses: usize,
+    /// Bytes it saves overall: `uses × (len − ref_len) − len − 4`.
+    pub saved: i64,
+}
+
+/// The token table in id order (id = position), with per-token statistics.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TokenTable {
+    /// Tokens in id order.
+    pub tokens: Vec<TokenStat>,
+}
+
+impl TokenTable {
+    /// Total bytes saved by all tokens (see [`TokenStat::saved`]).
+    pub fn saved(&self) -> i64 {
+        self.tokens.iter().map(|t| t.saved).sum()
+    }
+    /// The matcher for these tokens.
+    pub fn matcher(&self) -> TokenMatcher {
+        TokenMatcher::new(self.tokens.iter().map(|t| t.bytes.as_slice()))
+    }
+}
+
+/// Longest-prefix matcher over at most 511 tokens: a byte trie.
+#[derive(Debug, Clone)]
+pub struct TokenMatcher {
+    nodes: Vec<TrieNode>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct TrieNode {
+    children: Vec<(u8, u32)>,
+    id: Option<u16>,
+}
+
+impl TokenMatcher {
+    /// Builds the trie; the i-th token gets id i.
+    pub fn new<'t>(tokens: impl IntoIterator<Item = &'t [u8]>) -> Self {
+        let mut nodes = vec![TrieNode::default()];
+        for (id, tok) in tokens.into_iter().enumerate() {
+            let mut cur = 0usize;
+            for &b in tok {
+                cur = match nodes[cur].children.binary_search_by_key(&b, |c| c.0) {
+                    Ok(k) => nodes[cur].children[k].1 as usize,
+                    Err(k) => {
+                        let next = nodes.len();
+                        nodes[cur].children.insert(k, (b, next as u32));
+                        nodes.push(TrieNode::default());
+                        next
+                    }
+                };
+            }
+            nodes[cur].id = Some(id as u16);
+        }
+        TokenMatcher { nodes }
+    }
+
+    /// The longest token that is a prefix of `name`: `(id, length in bytes)`.
+    #[inline]
+    pub fn longest(&self, name: &[u8]) -> Option<(u16, usize)> {
+        let mut cur = 0usize;
+        let mut best = None;
+        for (i, &b) in name.iter().enumerate() {
+            let ch = &self.nodes[cur].children;
+            cur = match ch.binary_search_by_key(&b, |c| c.0) {
+                Ok(k) => ch[k].1 as usize,
+                Err(_) => break,
+            };
+            if let Some(id) = self.nodes[cur].id {
+                best = Some((id, i + 1));
+            }
+        }
+        best
+    }
+}
+
+/// Largest `b <= at` that does not fall inside a UTF-8 character of `s`.
+fn char_floor(s: &[u8], at: usize) -> usize {
+    let mut b = at.min(s.len());
+    while b > 0 && b < s.len() && (s[b] & 0xC0) == 0x80 {
+        b -= 1;
+    }
+    b
+}
+
+/// Chooses the token table for `names` (any order).
+///
+/// `by_name` is `0..names.len()` sorted by name bytes (the name order the
+/// writer computes anyway); only [`TokenStrategy::Optimal`] reads it.
+/// Deterministic: the same names give the same table.
+pub fn select(names: &[&[u8]], by_name: &[u32], strategy: TokenStrategy) -> TokenTable {
+    let candidates = match strategy {
+        TokenStrategy::Seed => seed_candidates(names),
+        TokenStrategy::Optimal => greedy_candidates(names, by_name),
+    };
+    finalize(candidates, names)
+}
+
+/// Would a token of `len` bytes used by `uses` names save anything?
+fn saves(uses: usize, len: usize, ref_len: usize) -> bool {
+    (uses * len.saturating_sub(ref_len)) as i64 - (len + TOKEN_INDEX_ENTRY) as i64 > 0
+}
+
+fn seed_candidates(names: &[&[u8]]) -> Vec<Vec<u8>> {
+    let mut counts: HashMap<&[u8], usize> = HashMap::new();
+    for &name in names {
+        let mut last = 0;
+        for &l in SEED_LENGTHS.iter().take_while(|&&l| l <= name.len()) {
+            let b = char_floor(name, l);
+            if b > last {
+                *counts.entry(&name[..b]).or_default() += 1;
+                last = b;
+            }
+        }
+        if name.len() < SEED_LENGTHS[0] && !name.is_empty() {
+            *counts.entry(name).or_default() += 1;
+        }
+    }
+    let mut cands: Vec<(&[u8], usize)> = counts.into_iter().collect();
+    cands.sort_unstable_by(|a, b| {
+        (b.1 * b.0.len())
+            .cmp(&(a.1 * a.0.len()))
+            .then_with(|| a.0.cmp(b.0))
+    });
+    let mut prefixes_of_chosen: HashSet<&[u8]> = HashSet::new();
+    let mut chosen = Vec::new();
+    for (tok, count) in cands {
+        if chosen.len() == MAX_TOKENS {
+            break;
+        }
+        if !saves(count, tok.len(), 3) || prefixes_of_chosen.contains(tok) {
+            continue;
+        }
+        for l in 1..=tok.len() {
+            prefixes_of_chosen.insert(&tok[..l]);
+        }
+        chosen.push(tok.to_vec());
+    }
+    chosen
+}
+
+/// Internal nodes of the names' compacted prefix trie as `(depth, lo, hi)`:
+/// the names at ranks `lo..hi` of `by_name` share their first `depth` bytes
+/// and no longer common prefix covers exactly them. Depths are moved down to a
+/// UTF-8 character boundary; nodes that then coincide with their parent go.
+fn trie_nodes(names: &[&[u8]], by_name: &[u32]) -> Vec<(usize, usize, usize)> {
+    let n = by_name.len();
+    let name = |r: usize| names[by_name[r] as usize];
+    let mut out = Vec::new();
+    let mut stack: Vec<(usize, usize)> = vec![(0, 0)]; // (lcp, lo)
+    for k in 1..=n {
+        let l = if k < n {
+            let (a, b) = (name(k - 1), name(k));
+            a.iter().zip(b).take_while(|(x, y)| x == y).count()
+        } else {
+            0
+        };
+        let mut lo = k - 1;
+        while l < stack.last().map_or(0, |t| t.0) {
+            let (depth, tlo) = stack.pop().expect("non-empty");
+            let parent = l.max(stack.last().map_or(0, |t| t.0));
+            let d = char_floor(name(tlo), depth);
+            if d > parent {
+                out.push((d, tlo, k));
+            }
+            lo = tlo;
+        }
+        if l > stack.last().map_or(0, |t| t.0) {
+            stack.push((l, lo));
+        }
+    }
+    out
+}
+
+fn greedy_candidates(names: &[&[u8]], by_name: &[u32]) -> Vec<Vec<u8>> {
+    let nodes = trie_nodes(names, by_name);
+    // best[r]: length of the longest chosen token that prefixes the name at rank r.
+    let mut best = vec![0u32; by_name.len()];
+    let gain = |best: &[u32], (d, lo, hi): (usize, usize, usize), ref_len: usize| -> i64 {
+        let floor = ref_len as u32;
+        let mut g = 0i64;
+        for &b in &best[lo..hi] {
+            g += (d as i64 - i64::from(b.max(floor))).max(0);
+        }
+        g - (d + TOKEN_INDEX_ENTRY) as i64
+    };
+    let mut heap: BinaryHeap<(i64, Reverse<usize>, Reverse<usize>, usize)> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, &nd)| (gain(&best, nd, 3), Reverse(nd.1), Reverse(nd.0), i))
+        .filter(|e| e.0 > 0)
+        .collect();
+    let mut chosen: Vec<Vec<u8>> = Vec::new();
+    while chosen.len() < MAX_TOKENS {
+        let Some((_, rlo, rd, i)) = heap.pop() else {
+            break;
+        };
+        let ref_len = token_ref_len(chosen.len() as u16);
+        let g = gain(&best, nodes[i], ref_len);
+        if g <= 0 {
+            continue; // gains only shrink as tokens are added
+        }
+        if heap.peek().is_some_and(|top| top.0 > g) {
+            heap.push((g, rlo, rd, i));
+            continue;
+        }
+        let (d, lo, hi) = nodes[i];
+        for b in &mut best[lo..hi] {
+            *b = (*b).max(d as u32);
+        }
+        chosen.push(names[by_name[lo] as usize][..d].to_vec());
+    }
+    chosen
+}
+
+/// Counts longest-match uses, drops tokens that save nothing, numbers the rest
+/// by uses (descending, ties by bytes) and repeats until stable.
+fn finalize(mut tokens: Vec<Vec<u8>>, names: &[&[u8]]) -> TokenTable {
+    loop {
+        let matcher = TokenMatcher::new(tokens.iter().map(Vec::as_slice));
+        let mut uses = vec![0usize; tokens.len()];
+        for name in names {
+            if let Some((id, _)) = matcher.longest(name) {
+                uses[id as usize] += 1;
+            }
+        }
+        let mut order: Vec<usize> = (0..tokens.len()).collect();
+        order.sort_unstable_by(|&a, &b| {
+            uses[b]
+                .cmp(&uses[a])
+                .then_with(|| tokens[a].cmp(&tokens[b]))
+        });
+        let before = tokens.len();
+        let mut table = TokenTable::default();
+        for &t in &order {
+            let id = table.tokens.len() as u16;
+            let len = tokens[t].len();
+            if saves(uses[t], len, token_ref_len(id)) {
+                let saved =
+                    (uses[t] * (len - token_ref_len(id))) as i64 - (len + TOKEN_INDEX_ENTRY) as i64;
+                table.tokens.push(TokenStat {
+                    bytes: std::mem::take(&mut tokens[t]),
+                    uses: uses[t],
+                    saved,
+                });
+            }
+        }
+        if table.tokens.len() == before {
+            return table;
+        }
+        tokens = table.tokens.into_iter().map(|t| t.bytes).collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted(names: &[&[u8]]) -> Vec<u32> {
+        let mut v: Vec<u32> = (0..names.len() as u32).collect();
+        v.sort_by(|&a, &b| names[a as usize].cmp(names[b as usize]));
+        v
+    }
+
+    #[test]
+    fn matcher_takes_the_longest_prefix() {
+        let m = TokenMatcher::new([&b"__x64_sys_"[..], b"__x64_", b"do_"]);
+        assert_eq!(m.longest(b"__x64_sys_read"), Some((0, 10)));
+        assert_eq!(m.longest(b"__x64_foo"), Some((1, 6)));
+        assert_eq!(m.longest(b"do_"), Some((2, 3)));
+        assert_eq!(m.longest(b"d"), None);
+    }
+
+    #[test]
+    fn trie_nodes_cover_shared_prefixes() {
+        let names: Vec<&[u8]> = vec![b"abcdX", b"abcdY", b"abQ", b"zz", b"zz"];
+        let by = sorted(&names);
+        let mut nodes = trie_nodes(&names, &by);
+        nodes.sort();
+        // Ranks: abQ, abcdX, abcdY, zz, zz. "ab" (3 names), "zz" (duplicates), "abcd" (2).
+        assert_eq!(nodes, vec![(2, 0, 3), (2, 3, 5), (4, 1, 3)]);
+    }
+
+    #[test]
+    fn tokens_never_split_utf8_characters() {
+        let names: Vec<&[u8]> = vec![
+            "prefix_é_a".as_bytes(),
+            "prefix_é_b".as_bytes(),
+            "prefix_\u{e8}x".as_bytes(),
+        ];
+        let by = sorted(&names);
+        for (d, lo, _) in trie_nodes(&names, &by) {
+            assert!(std::str::from_utf8(&names[by[lo] as usize][..d]).is_ok());
+        }
+    }
+
+    #[test]
+    fn both_strategies_save_bytes_and_keep_savers_only() {
+        let owned: Vec<String> = (0..2000)
+            .map(|i| format!("__x64_sys_call_number_{i}"))
+            .collect();
+        let names: Vec<&[u8]> = owned.iter().map(|s| s.as_bytes()).collect();
+        let by = sorted(&names);
+        for s in [TokenStrategy::Seed, TokenStrategy::Optimal] {
+            let t = select(&names, &by, s);
+            assert!(!t.tokens.is_empty(), "{s:?}");
+            assert!(t.tokens.iter().all(|k| k.saved > 0 && k.uses > 0));
+            assert!(t.tokens.windows(2).all(|w| w[0].uses >= w[1].uses));
+            assert!(t.saved() > 0);
+        }
+        let seed = select(&names, &by, TokenStrategy::Seed).saved();
+        let opt = select(&names, &by, TokenStrategy::Optimal).saved();
+        assert!(opt >= seed, "optimal {opt} < seed {seed}");
+    }
+
+    #[test]
+    fn nothing_to_gain_gives_no_tokens() {
+        let names: Vec<&[u8]> = vec![b"a", b"b", b"abc", b"xyz"];
+        let by = sorted(&names);
+        for s in [TokenStrategy::Seed, TokenStrategy::Optimal] {
+            assert!(select(&names, &by, s).tokens.is_empty());
+        }
+    }
+}

@@ -1,0 +1,405 @@
+//! The blob writer: a symbol list in, the bytes of FORMAT.md §2 out.
+//!
+//! Symbols are sorted stably by address (aliases keep input order), names are
+//! encoded as one optional token plus raw bytes (§3), `seqs` is the stable name
+//! order (§4). The same input always gives the same bytes.
+
+use std::fmt;
+use std::io::BufRead;
+
+use crate::format::{MAX_PAYLOAD_LEN, RECORD_PREFIX_LEN, TOKEN_MARKER, align_up, token_ref_len};
+use crate::lines::{Line, for_each_line};
+use crate::nm::{LineError, NmLine, parse_line};
+use crate::tokens::{self, TokenStrategy, TokenTable};
+
+/// Why a symbol list cannot be packed. `line` is the 1-based input line when
+/// the symbol came from text.
+#[derive(Debug)]
+pub struct PackError {
+    /// 1-based input line, if known.
+    pub line: Option<u64>,
+    /// What is wrong.
+    pub kind: PackErrorKind,
+}
+
+/// The kinds of [`PackError`].
+#[derive(Debug)]
+pub enum PackErrorKind {
+    /// The line is not `ADDR TYPE NAME`.
+    Line(LineError),
+    /// An nm line without address (`U foo`) where a symbol was expected.
+    NoAddress,
+    /// A line longer than the longest name a record holds.
+    LineTooLong,
+    /// The name is longer than 65,535 bytes (the u16 record length).
+    NameTooLong {
+        /// Name length in bytes.
+        len: usize,
+    },
+    /// The name holds the byte 0xFF, which marks token references.
+    MarkerInName {
+        /// Byte offset of the 0xFF inside the name.
+        at: usize,
+    },
+    /// The symbol type is not printable ASCII.
+    BadSymbolType,
+    /// The name is empty.
+    EmptyName,
+    /// More than `u32::MAX` symbols: `seqs` could not index them.
+    TooManySymbols,
+    /// The name records would exceed 4 GiB, past what u32 `offsets` address.
+    NamesTooLarge {
+        /// Bytes the names section would need.
+        bytes: u64,
+    },
+    /// Reading the input failed.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for PackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(l) = self.line {
+            write!(f, "line {l}: ")?;
+        }
+        match &self.kind {
+            PackErrorKind::Line(e) => write!(f, "{e}"),
+            PackErrorKind::NoAddress => write!(
+                f,
+                "expected an address (nm prints none for undefined symbols)"
+            ),
+            PackErrorKind::LineTooLong => {
+                write!(
+                    f,
+                    "line longer than {} bytes: no name record can hold it",
+                    MAX_PAYLOAD_LEN + 64
+                )
+            }
+            PackErrorKind::NameTooLong { len } => write!(
+                f,
+                "name is {len} bytes; a name record holds at most {MAX_PAYLOAD_LEN} (u16 length, FORMAT.md §3.2)"
+            ),
+            PackErrorKind::MarkerInName { at } => {
+                write!(
+                    f,
+                    "name holds byte 0xFF at offset {at}; 0xFF marks token references (FORMAT.md §3.3)"
+                )
+            }
+            PackErrorKind::BadSymbolType => write!(f, "symbol type is not printable ASCII"),
+            PackErrorKind::EmptyName => write!(f, "empty name"),
+            PackErrorKind::TooManySymbols => write!(f, "more than {} symbols", u32::MAX),
+            PackErrorKind::NamesTooLarge { bytes } => write!(
+                f,
+                "name records need {bytes} bytes; u32 offsets address at most 4 GiB (FORMAT.md §2)"
+            ),
+            PackErrorKind::Io(e) => write!(f, "read error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PackError {}
+
+/// Symbols to pack, names in one arena (no allocation per symbol).
+#[derive(Debug, Default, Clone)]
+pub struct SymbolList {
+    addresses: Vec<u64>,
+    types: Vec<u8>,
+    name_ends: Vec<usize>,
+    arena: Vec<u8>,
+}
+
+impl SymbolList {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of symbols.
+    pub fn len(&self) -> usize {
+        self.addresses.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.addresses.is_empty()
+    }
+
+    /// Name of symbol `i` (input order).
+    pub fn name(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.name_ends[i - 1] };
+        &self.arena[start..self.name_ends[i]]
+    }
+
+    /// Address of symbol `i` (input order).
+    pub fn address(&self, i: usize) -> u64 {
+        self.addresses[i]
+    }
+
+    /// Symbol type of symbol `i` (input order).
+    pub fn symbol_type(&self, i: usize) -> u8 {
+        self.types[i]
+    }
+
+    /// Adds a symbol after checking it fits a name record.
+    ///
+    /// Errors (with `line: None`): empty name, a name over 65,535 bytes, a
+    /// 0xFF byte in the name, a non-printable type, more than `u32::MAX` symbols.
+    pub fn push(&mut self, address: u64, symbol_type: u8, name: &[u8]) -> Result<(), PackError> {
+        let err = |kind| Err(PackError { line: None, kind });
+        if name.is_empty() {
+            return err(PackErrorKind::EmptyName);
+        }
+        if name.len() > MAX_PAYLOAD_LEN {
+            return err(PackErrorKind::NameTooLong { len: name.len() });
+        }
+        if let Some(at) = name.iter().position(|&b| b == TOKEN_MARKER) {
+            return err(PackErrorKind::MarkerInName { at });
+        }
+        if !symbol_type.is_ascii_graphic() {
+            return err(PackErrorKind::BadSymbolType);
+        }
+        if self.len() >= u32::MAX as usize {
+            return err(PackErrorKind::TooManySymbols);
+        }
+        self.addresses.push(address);
+        self.types.push(symbol_type);
+        self.arena.extend_from_slice(name);
+        self.name_ends.push(self.arena.len());
+        Ok(())
+    }
+
+    /// Reads `ADDR TYPE NAME` lines (what `ksym-filter` writes; any nm-style
+    /// line parses) into a list. Blank lines are skipped; the `[module]`
+    /// column, if any, is dropped (FORMAT.md §6).
+    ///
+    /// Errors: the first bad line, with its number and what was expected.
+    pub fn read_lines<R: BufRead>(input: R) -> Result<Self, PackError> {
+        let mut list = SymbolList::new();
+        let mut failure: Option<PackError> = None;
+        // A name at the record limit plus address, type and separators fits.
+        let max_line = MAX_PAYLOAD_LEN + 64;
+        let res = for_each_line(input, max_line, |lineno, line| {
+            let fail = |kind| {
+                std::io::Error::other(PackError {
+                    line: Some(lineno),
+                    kind,
+                })
+            };
+            let Line::Full(line) = line else {
+                return Err(fail(PackErrorKind::LineTooLong));
+            };
+            match parse_line(line) {
+                Ok(NmLine::Symbol(s)) => list
+                    .push(s.address, s.symbol_type, s.name)
+                    .map_err(|e| fail(e.kind)),
+                Ok(NmLine::Blank) => Ok(()),
+                Ok(NmLine::NoAddress { .. }) => Err(fail(PackErrorKind::NoAddress)),
+                Err(e) => Err(fail(PackErrorKind::Line(e))),
+            }
+        });
+        if let Err(e) = res {
+            failure = Some(match e.downcast::<PackError>() {
+                Ok(p) => p,
+                Err(e) => PackError {
+                    line: None,
+                    kind: PackErrorKind::Io(e),
+                },
+            });
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(list),
+        }
+    }
+}
+
+/// A packed blob and what went into it.
+#[derive(Debug, Clone)]
+pub struct Packed {
+    /// The blob (FORMAT.md §2).
+    pub blob: Vec<u8>,
+    /// The token table used, with per-token statistics.
+    pub tokens: TokenTable,
+    /// Bytes of the names section (`names_len`).
+    pub names_len: usize,
+    /// Sum of the raw name lengths, in bytes.
+    pub raw_name_bytes: usize,
+}
+
+/// Checks that name records of `bytes` bytes in all can be addressed by u32
+/// `offsets` (FORMAT.md §2: `names_len < 4 GiB`).
+pub fn check_names_len(bytes: u64) -> Result<(), PackError> {
+    if bytes > u64::from(u32::MAX) {
+        return Err(PackError {
+            line: None,
+            kind: PackErrorKind::NamesTooLarge { bytes },
+        });
+    }
+    Ok(())
+}
+
+/// Packs `list` with the given token strategy.
+///
+/// Errors: [`PackErrorKind::NamesTooLarge`] when the records exceed 4 GiB
+/// (every other limit was checked by [`SymbolList::push`]).
+pub fn pack(list: &SymbolList, strategy: TokenStrategy) -> Result<Packed, PackError> {
+    let n = list.len();
+    // Address order: a stable sort of indices, so aliases keep input order.
+    let mut by_addr: Vec<u32> = (0..n as u32).collect();
+    by_addr.sort_by_key(|&i| list.addresses[i as usize]);
+    let names: Vec<&[u8]> = by_addr.iter().map(|&i| list.name(i as usize)).collect();
+    // Name order over address-order positions; stable, so equal names keep address order.
+    let mut seqs: Vec<u32> = (0..n as u32).collect();
+    seqs.sort_by(|&a, &b| names[a as usize].cmp(names[b as usize]));
+
+    let tokens = tokens::select(&names, &seqs, strategy);
+    let matcher = tokens.matcher();
+
+    // Records in address order.
+    let mut records: Vec<u8> = Vec::with_capacity(list.arena.len() + RECORD_PREFIX_LEN * n);
+    let mut offsets: Vec<u32> = Vec::with_capacity(n);
+    for (pos, &i) in by_addr.iter().enumerate() {
+        let name = names[pos];
+        check_names_len(records.len() as u64)?;
+        offsets.push(records.len() as u32);
+        let (tok, rest) = match matcher.longest(name) {
+            Some((id, len)) => (Some(id), &name[len..]),
+            None => (None, name),
+        };
+        let payload_len = tok.map_or(0, token_ref_len) + rest.len();
+        records.push(list.types[i as usize]);
+        records.extend_from_slice(&(payload_len as u16).to_le_bytes());
+        match tok {
+            Some(id) if id < crate::format::ONE_BYTE_IDS => {
+                records.extend_from_slice(&[TOKEN_MARKER, id as u8, TOKEN_MARKER]);
+            }
+            Some(id) => {
+                let [hi, lo] = id.to_be_bytes();
+                records.extend_from_slice(&[TOKEN_MARKER, hi, lo, TOKEN_MARKER]);
+            }
+            None => {}
+        }
+        records.extend_from_slice(rest);
+    }
+    check_names_len(records.len() as u64)?;
+
+    let mut table = Vec::new();
+    let mut index = Vec::with_capacity(tokens.tokens.len());
+    for t in &tokens.tokens {
+        index.push(table.len() as u32);
+        table.extend_from_slice(&t.bytes);
+    }
+
+    let mut blob =
+        Vec::with_capacity(8 + 16 * n + records.len() + table.len() + 4 * index.len() + 48);
+    let pad8 = |b: &mut Vec<u8>| b.resize(align_up(b.len(), 8).expect("blob size fits usize"), 0);
+    blob.extend_from_slice(&(n as u64).to_le_bytes());
+    for &i in &by_addr {
+        blob.extend_from_slice(&list.addresses[i as usize].to_le_bytes());
+    }
+    for o in &offsets {
+        blob.extend_from_slice(&o.to_le_bytes());
+    }
+    for s in &seqs {
+        blob.extend_from_slice(&s.to_le_bytes());
+    }
+    pad8(&mut blob);
+    blob.extend_from_slice(&(records.len() as u64).to_le_bytes());
+    blob.extend_from_slice(&records);
+    pad8(&mut blob);
+    blob.extend_from_slice(&(table.len() as u64).to_le_bytes());
+    blob.extend_from_slice(&table);
+    pad8(&mut blob);
+    blob.extend_from_slice(&(index.len() as u64).to_le_bytes());
+    for o in &index {
+        blob.extend_from_slice(&o.to_le_bytes());
+    }
+    Ok(Packed {
+        blob,
+        tokens,
+        names_len: records.len(),
+        raw_name_bytes: list.arena.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blobfile::AlignedBlob;
+    use crate::reader::KallsymsMapped;
+
+    #[test]
+    fn empty_input_gives_a_valid_blob() {
+        let p = pack(&SymbolList::new(), TokenStrategy::Optimal).unwrap();
+        assert_eq!(p.blob.len(), 8 + 8 + 8 + 8);
+        let a = AlignedBlob::copy_from(&p.blob);
+        let m = KallsymsMapped::from_blob(a.as_bytes(), None, None).unwrap();
+        assert!(m.is_empty());
+        assert!(m.lookup_address(0x1000).is_none());
+        assert!(m.lookup_name(b"x").is_none());
+    }
+
+    #[test]
+    fn seed_example_round_trips() {
+        let input = b"0000000000001000 T _start\n0000000000001100 T do_fork\n0000000000001200 T cpu_startup_entry\n";
+        let list = SymbolList::read_lines(&input[..]).unwrap();
+        for s in [TokenStrategy::Seed, TokenStrategy::Optimal] {
+            let p = pack(&list, s).unwrap();
+            let a = AlignedBlob::copy_from(&p.blob);
+            let m = KallsymsMapped::from_blob(a.as_bytes(), None, None).unwrap();
+            let got: Vec<(u64, u8, String)> = m
+                .symbols()
+                .map(|s| (s.address, s.symbol_type, s.name.to_string()))
+                .collect();
+            assert_eq!(
+                got,
+                vec![
+                    (0x1000, b'T', "_start".into()),
+                    (0x1100, b'T', "do_fork".into()),
+                    (0x1200, b'T', "cpu_startup_entry".into())
+                ]
+            );
+            let by_name: Vec<String> = m.symbols_by_name().map(|s| s.name.to_string()).collect();
+            assert_eq!(by_name, ["_start", "cpu_startup_entry", "do_fork"]);
+        }
+    }
+
+    #[test]
+    fn push_refuses_what_a_record_cannot_hold() {
+        let mut l = SymbolList::new();
+        assert!(l.push(1, b'T', &vec![b'a'; 65_535]).is_ok());
+        assert!(matches!(
+            l.push(1, b'T', &vec![b'a'; 65_536]).unwrap_err().kind,
+            PackErrorKind::NameTooLong { len: 65_536 }
+        ));
+        assert!(matches!(
+            l.push(1, b'T', b"\xffabc").unwrap_err().kind,
+            PackErrorKind::MarkerInName { at: 0 }
+        ));
+        assert!(matches!(
+            l.push(1, b'T', b"").unwrap_err().kind,
+            PackErrorKind::EmptyName
+        ));
+        assert!(matches!(
+            l.push(1, b' ', b"x").unwrap_err().kind,
+            PackErrorKind::BadSymbolType
+        ));
+        assert_eq!(l.len(), 1);
+    }
+
+    #[test]
+    fn names_over_4_gib_are_refused() {
+        assert!(check_names_len(u64::from(u32::MAX)).is_ok());
+        let e = check_names_len(1 << 32).unwrap_err();
+        assert!(e.to_string().contains("4 GiB"), "{e}");
+    }
+
+    #[test]
+    fn read_lines_names_the_bad_line() {
+        let e = SymbolList::read_lines(&b"0000000000001000 T a\nnot a symbol\n"[..]).unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(
+            e.to_string().starts_with("line 2: expected an address"),
+            "{e}"
+        );
+    }
+}
