@@ -14,7 +14,7 @@ pub fn demangle_rust(name: &[u8], out: &mut Vec<u8>) -> bool {
     let Ok(s) = std::str::from_utf8(name) else {
         return false;
     };
-    let body = s.strip_prefix('_').unwrap_or(s); // Mach-O adds one more '_'
+    let body = if s.starts_with("__") { &s[1..] } else { s }; // Mach-O adds one more '_'
     let rust = if body.starts_with("_R") {
         true
     } else if body.starts_with("_ZN") {
@@ -37,17 +37,17 @@ pub fn demangle_rust(name: &[u8], out: &mut Vec<u8>) -> bool {
     true
 }
 
-/// True when a `_ZN` name ends (before any `.llvm.`-style suffix) with the
-/// rustc hash segment `17h` + 16 hex digits + `E`.
+/// True when a `_ZN` name ends with the rustc hash segment `17h` + 16 hex
+/// digits + `E`, optionally followed by a `.suffix` (`.llvm.123`, `.cold`).
+/// Paths hold `..` (escaped `::`), so the suffix cannot be found by the first dot.
 fn has_legacy_hash(s: &str) -> bool {
-    let core = s.split('.').next().unwrap_or(s);
-    let b = core.as_bytes();
-    b.len() >= 20 && {
-        let tail = &b[b.len() - 20..];
-        tail.starts_with(b"17h")
-            && tail[19] == b'E'
-            && tail[3..19].iter().all(u8::is_ascii_hexdigit)
-    }
+    let b = s.as_bytes();
+    (0..b.len().saturating_sub(19)).rev().any(|i| {
+        b[i..].starts_with(b"17h")
+            && b[i + 3..i + 19].iter().all(u8::is_ascii_hexdigit)
+            && b[i + 19] == b'E'
+            && (i + 20 == b.len() || b[i + 20] == b'.')
+    })
 }
 
 #[cfg(test)]
@@ -65,10 +65,19 @@ mod tests {
             d("_ZN4core3fmt5write17h0123456789abcdefE").as_deref(),
             Some("core::fmt::write")
         );
+        // Real names from the corpus (rustup 1.29.0, legacy, with `$u7b$` escapes).
         assert_eq!(
-            d("_ZN71_$LT$alloc..vec..Vec$LT$T$C$A$GT$$u20$as$u20$core..ops..drop..Drop$GT$4drop17h5a1e2d3c4b5a6978E")
-                .as_deref(),
-            Some("<alloc::vec::Vec<T,A> as core::ops::drop::Drop>::drop")
+            d("_ZN3std4sync4mpmc5waker17current_thread_id5DUMMY29_$u7b$$u7b$constant$u7d$$u7d$28_$u7b$$u7b$closure$u7d$$u7d$23__RUST_STD_INTERNAL_VAL17h9a07a6589d687f4eE").as_deref(),
+            Some("std::sync::mpmc::waker::current_thread_id::DUMMY::{{constant}}::{{closure}}::__RUST_STD_INTERNAL_VAL")
+        );
+        assert_eq!(
+            d("_ZN52_$LT$E$u20$as$u20$anyhow..context..ext..StdError$GT$11ext_context17h07879f92d53a7e61E.llvm.42").as_deref(),
+            Some("<E as anyhow::context::ext::StdError>::ext_context")
+        );
+        // cargo 1.95.0, v0 with an LLVM suffix.
+        assert_eq!(
+            d("_RNvNtNtNtNtCsjrHSEGnQ3l9_3std3sys12thread_local11destructors4list5DTORS.llvm.3643936799275306673").as_deref(),
+            Some("std::sys::thread_local::destructors::list::DTORS")
         );
         assert_eq!(
             d("_RNvCs1234_7mycrate4main").as_deref(),
@@ -82,6 +91,7 @@ mod tests {
         assert_eq!(d("_ZN3foo3barE"), None);
         assert_eq!(d("do_fork"), None);
         assert_eq!(d("_R"), None);
+        assert_eq!(d("_ZN3foo17h0123456789abcdefEv"), None);
         let mut out = Vec::new();
         assert!(!demangle_rust(b"_ZN\xff", &mut out));
         assert!(out.is_empty());

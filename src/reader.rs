@@ -458,14 +458,14 @@ impl<'a> KallsymsMapped<'a> {
         let addr_at = 8;
         let off_at = addr_at + 8 * n;
         let mut expect = 0usize;
-        for i in 0..n {
+        for (i, &off) in offsets.iter().enumerate() {
             if i > 0 && view.address(i) < view.address(i - 1) {
                 return Err(BlobError {
                     offset: addr_at + 8 * i,
                     kind: BlobErrorKind::AddressesNotAscending { index: i },
                 });
             }
-            if u32::from_le(offsets[i]) as usize != expect {
+            if u32::from_le(off) as usize != expect {
                 return Err(BlobError {
                     offset: off_at + 4 * i,
                     kind: BlobErrorKind::RecordsNotContiguous { index: i },

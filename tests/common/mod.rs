@@ -1,0 +1,98 @@
+//! Helpers shared by the integration tests: running the real binaries, reading
+//! the xz samples and the shared corpus.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Path of a binary built by cargo for the tests.
+pub fn bin(name: &str) -> PathBuf {
+    match name {
+        "ksym-filter" => env!("CARGO_BIN_EXE_ksym-filter").into(),
+        "ksym-pack" => env!("CARGO_BIN_EXE_ksym-pack").into(),
+        "ksym-resolve" => env!("CARGO_BIN_EXE_ksym-resolve").into(),
+        "ksym-tokens" => env!("CARGO_BIN_EXE_ksym-tokens").into(),
+        _ => panic!("unknown binary {name}"),
+    }
+}
+
+/// Runs `name args` with `stdin`; returns its output (whatever the status).
+pub fn run(name: &str, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(bin(name))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("wait");
+    feeder.join().unwrap();
+    out
+}
+
+/// Runs and requires exit status 0; returns stdout.
+pub fn run_ok(name: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let out = run(name, args, stdin);
+    assert!(
+        out.status.success(),
+        "{name} {args:?} failed: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// Decompresses an .xz file.
+pub fn read_xz(path: &Path) -> Vec<u8> {
+    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = Vec::new();
+    lzma_rs::xz_decompress(&mut std::io::BufReader::new(f), &mut out).expect("xz");
+    out
+}
+
+/// A committed sample under tests/data.
+pub fn sample(name: &str) -> Vec<u8> {
+    read_xz(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name),
+    )
+}
+
+/// The shared corpus directory, when present (CI has it; a fresh clone may not).
+pub fn corpus_dir() -> Option<PathBuf> {
+    let d = std::env::var_os("KSYM_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
+    d.join("README.md").exists().then_some(d)
+}
+
+/// A corpus file, decompressed; `None` (with a note on stderr) when the corpus is absent.
+pub fn corpus(name: &str) -> Option<Vec<u8>> {
+    match corpus_dir() {
+        Some(d) => Some(read_xz(&d.join(format!("{name}.xz")))),
+        None => {
+            eprintln!("SKIPPED: ../shared/corpus not found; full-corpus check of {name} not run");
+            None
+        }
+    }
+}
+
+/// A scratch directory for one test.
+pub fn scratch(test: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(test);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Lines of a byte buffer, without their `\n`.
+pub fn lines(b: &[u8]) -> impl Iterator<Item = &[u8]> {
+    b.split(|&c| c == b'\n').filter(|l| !l.is_empty())
+}

@@ -1,0 +1,278 @@
+//! The whole pipeline with the real binaries: filter -> pack -> check/dump ->
+//! resolve by address and by name, on the committed samples and (when
+//! ../shared/corpus exists) on the full corpus; perf agreement.
+
+mod common;
+use common::*;
+use std::collections::HashMap;
+
+struct Filtered {
+    lines: Vec<(u64, u8, Vec<u8>)>,
+}
+
+fn parse_filtered(f: &[u8]) -> Filtered {
+    let lines = lines(f)
+        .map(|l| {
+            assert_eq!(
+                l[16],
+                b' ',
+                "16-digit address then a space: {}",
+                String::from_utf8_lossy(l)
+            );
+            let a = u64::from_str_radix(std::str::from_utf8(&l[..16]).unwrap(), 16).unwrap();
+            assert!(l[17] == b'T' || l[17] == b't');
+            (a, l[17], l[19..].to_vec())
+        })
+        .collect();
+    Filtered { lines }
+}
+
+/// filter -> pack -> --check -> --dump == filtered; every symbol found again
+/// by address (offset 0, first alias; end markers cover nothing) and by name.
+fn round_trip(test: &str, input: &[u8]) {
+    let dir = scratch(test);
+    let filtered = run_ok("ksym-filter", &[], input);
+    let f = parse_filtered(&filtered);
+    assert!(!f.lines.is_empty());
+    let list = dir.join("in.txt");
+    std::fs::write(&list, &filtered).unwrap();
+    let blob = dir.join("k.bin");
+    run_ok(
+        "ksym-pack",
+        &["-o", blob.to_str().unwrap(), list.to_str().unwrap()],
+        b"",
+    );
+    let blob = blob.to_str().unwrap();
+    run_ok("ksym-pack", &["--check", blob], b"");
+
+    // dump equals the filtered input in address order (input is sorted here).
+    let mut sorted = f.lines.clone();
+    sorted.sort_by_key(|s| s.0);
+    let dump = run_ok("ksym-pack", &["--dump", blob], b"");
+    let dumped = parse_filtered(&dump);
+    assert_eq!(dumped.lines, sorted);
+
+    // By address: the first alias in input order, offset 0.
+    let mut first: HashMap<u64, &[u8]> = HashMap::new();
+    let mut group_names: HashMap<u64, Vec<&[u8]>> = HashMap::new();
+    for (a, _, n) in &sorted {
+        first.entry(*a).or_insert(n);
+        group_names.entry(*a).or_default().push(n);
+    }
+    let addrs: Vec<u8> = sorted
+        .iter()
+        .flat_map(|s| format!("{:x}\n", s.0).into_bytes())
+        .collect();
+    let out = run_ok("ksym-resolve", &["--no-size", blob], &addrs);
+    let mut checked = 0;
+    for ((a, _, _), line) in sorted.iter().zip(lines(&out)) {
+        let is_marker = group_names[a]
+            .iter()
+            .any(|n| *n == b"_etext" || *n == b"_einittext");
+        let text = String::from_utf8_lossy(line);
+        if is_marker {
+            assert!(
+                text.ends_with(" ? [unknown]"),
+                "end markers cover nothing: {text}"
+            );
+        } else {
+            let want = format!("{a:016x} ");
+            assert!(text.starts_with(&want), "{text}");
+            let sym = &line[19..];
+            assert_eq!(
+                sym.strip_suffix(b"+0x0").unwrap_or(b"(no +0x0)"),
+                first[a],
+                "{text}"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(lines(&out).count(), sorted.len());
+    assert!(checked + 8 >= sorted.len());
+
+    // By name: every symbol of each name, in address order.
+    let mut by_name: Vec<&[u8]> = Vec::new();
+    let mut seen: HashMap<&[u8], Vec<u64>> = HashMap::new();
+    for (a, _, n) in &sorted {
+        let e = seen.entry(n).or_default();
+        if e.is_empty() {
+            by_name.push(n);
+        }
+        e.push(*a);
+    }
+    let q: Vec<u8> = by_name
+        .iter()
+        .flat_map(|n| [n.to_vec(), b"\n".to_vec()].concat())
+        .collect();
+    let out = run_ok("ksym-resolve", &["--names", blob], &q);
+    let got: Vec<&[u8]> = lines(&out).collect();
+    let mut k = 0;
+    for n in &by_name {
+        for a in &seen[n] {
+            let l = got[k];
+            assert_eq!(&l[19..], *n);
+            assert_eq!(&l[..16], format!("{a:016x}").as_bytes());
+            k += 1;
+        }
+    }
+    assert_eq!(k, got.len());
+}
+
+#[test]
+fn samples_round_trip() {
+    round_trip("kallsyms", &sample("kallsyms-6.18-sample.txt.xz"));
+    round_trip("sysmap", &sample("System.map-6.1.0-56-sample.xz"));
+    round_trip("rustup", &sample("rustup-1.29.0.nm-n-sample.txt.xz"));
+    round_trip(
+        "cryptography",
+        &sample("cryptography-rust-abi3.nm-n-sample.txt.xz"),
+    );
+    round_trip("cargo", &sample("cargo-1.95.0.nm-n-sample.txt.xz"));
+}
+
+#[test]
+fn corpus_round_trip() {
+    for name in [
+        "kallsyms-6.18-x86_64.txt",
+        "System.map-6.1.0-56-amd64",
+        "vmlinux-6.1.0-56-amd64.nm-n-C.txt",
+        "cargo-1.95.0.nm-n.txt",
+        "cargo-1.95.0.nm-n-C.txt",
+        "rustup-1.29.0.nm-n.txt",
+        "rustup-1.29.0.nm-n-C.txt",
+        "cryptography-rust-abi3.nm-n.txt",
+        "cryptography-rust-abi3.nm-n-C.txt",
+    ] {
+        let Some(input) = corpus(name) else { return };
+        round_trip(name, &input);
+    }
+}
+
+#[test]
+fn filter_counts_match_the_corpus_readme() {
+    // T/t counts from ../shared/corpus/README.md, minus mapping symbols/labels (none there).
+    for (name, want) in [
+        ("kallsyms-6.18-x86_64.txt", 121_782),
+        ("System.map-6.1.0-56-amd64", 49_503),
+        ("cargo-1.95.0.nm-n.txt", 40_423),
+        ("rustup-1.29.0.nm-n.txt", 22_183),
+        ("cryptography-rust-abi3.nm-n.txt", 21_731),
+    ] {
+        let Some(input) = corpus(name) else { return };
+        let out = run_ok("ksym-filter", &[], &input);
+        assert_eq!(lines(&out).count(), want, "{name}");
+        // Rust names are demangled: no mangled name survives.
+        assert!(
+            !lines(&out).any(|l| l[19..].starts_with(b"_R") || l[19..].starts_with(b"_ZN")),
+            "{name}"
+        );
+    }
+}
+
+/// Names (first field) of a symbol that sits at the same address as `name`.
+fn aliases<'a>(kallsyms: &'a [u8], addr: &str) -> Vec<&'a [u8]> {
+    lines(kallsyms)
+        .filter(|l| l.starts_with(addr.as_bytes()) && (l[17] == b'T' || l[17] == b't'))
+        .map(|l| l[19..].split(|&c| c == b'\t').next().unwrap())
+        .collect()
+}
+
+/// Resolves perf's ground-truth addresses; every difference must be an alias
+/// of the same group (perf prints the last alias, we the first) with the same offset.
+fn perf_agreement(truth_file: &str) -> Option<(usize, usize)> {
+    let kallsyms = corpus("kallsyms-6.18-x86_64.txt")?;
+    let truth = corpus(truth_file)?;
+    let dir = scratch(truth_file);
+    let filtered = run_ok("ksym-filter", &[], &kallsyms);
+    let blob = dir.join("k.bin");
+    std::fs::write(&blob, run_ok("ksym-pack", &[], &filtered)).unwrap();
+    let addrs: Vec<u8> = lines(&truth)
+        .flat_map(|l| [l.split(|&c| c == b'\t').next().unwrap(), b"\n"].concat())
+        .collect();
+    let out = run_ok(
+        "ksym-resolve",
+        &["--no-size", blob.to_str().unwrap()],
+        &addrs,
+    );
+    let (mut same, mut total) = (0, 0);
+    for (t, o) in lines(&truth).zip(lines(&out)) {
+        total += 1;
+        let perf = &t[17..];
+        let ours = &o[19..];
+        if perf == ours {
+            same += 1;
+            continue;
+        }
+        let split = |s: &[u8]| {
+            let p = s.iter().rposition(|&c| c == b'+').unwrap();
+            (s[..p].to_vec(), s[p..].to_vec())
+        };
+        let ((pn, po), (on, oo)) = (split(perf), split(ours));
+        assert_eq!(po, oo, "offsets differ: {}", String::from_utf8_lossy(t));
+        let a = String::from_utf8_lossy(&o[..16]).into_owned();
+        let group_addr = {
+            let off = u64::from_str_radix(
+                po.strip_prefix(b"+0x")
+                    .unwrap()
+                    .iter()
+                    .map(|&c| c as char)
+                    .collect::<String>()
+                    .as_str(),
+                16,
+            )
+            .unwrap();
+            format!("{:016x}", u64::from_str_radix(&a, 16).unwrap() - off)
+        };
+        let group = aliases(&kallsyms, &group_addr);
+        assert!(
+            group.contains(&pn.as_slice()) && group.contains(&on.as_slice()),
+            "not an alias difference: {}",
+            String::from_utf8_lossy(t)
+        );
+    }
+    eprintln!("{truth_file}: {same}/{total} equal to perf; the rest are alias choices");
+    Some((same, total))
+}
+
+#[test]
+fn agrees_with_perf_on_perf_mix() {
+    if let Some((same, total)) = perf_agreement("perf-mix.kernel-answers.tsv") {
+        assert_eq!((same, total), (1448, 1450));
+    }
+}
+
+#[test]
+fn agrees_with_perf_on_system_wide_capture() {
+    if let Some((same, total)) = perf_agreement("perf-script-kallsyms-6.18.kernel-truth.tsv") {
+        assert_eq!(total, 57_897);
+        assert!(same >= 57_880, "{same}");
+    }
+}
+
+#[test]
+fn perf_script_sample_is_rewritten_only_in_kernel_symbols() {
+    let dir = scratch("perf-sample");
+    let blob = dir.join("k.bin");
+    let filtered = run_ok("ksym-filter", &[], &sample("kallsyms-6.18-sample.txt.xz"));
+    std::fs::write(&blob, run_ok("ksym-pack", &[], &filtered)).unwrap();
+    let script = sample("perf-mix.script-sample.txt.xz");
+    let out = run_ok("ksym-resolve", &[blob.to_str().unwrap()], &script);
+    let (a, b): (Vec<&[u8]>, Vec<&[u8]>) = (
+        script.split(|&c| c == b'\n').collect(),
+        out.split(|&c| c == b'\n').collect(),
+    );
+    assert_eq!(a.len(), b.len());
+    let mut changed = 0;
+    for (x, y) in a.iter().zip(&b) {
+        if x != y {
+            changed += 1;
+            // Same address, same offset, same DSO: only an alias name differs.
+            assert!(x.ends_with(b" ([kernel.kallsyms])") && y.ends_with(b" ([kernel.kallsyms])"));
+            assert_eq!(x[..18], y[..18]);
+            let off = |s: &[u8]| s[s.iter().rposition(|&c| c == b'+').unwrap()..].to_vec();
+            assert_eq!(off(x), off(y));
+        }
+    }
+    assert!(changed <= 2, "{changed} lines changed");
+    assert!(script.len() > 100_000);
+}
