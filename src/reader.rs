@@ -373,6 +373,13 @@ impl<'a> KallsymsMapped<'a> {
         stext: Option<u64>,
         etext: Option<u64>,
     ) -> Result<Self, BlobError> {
+        // An empty slice's pointer is dangling: say what is really wrong.
+        if blob.is_empty() {
+            return Err(BlobError {
+                offset: 0,
+                kind: BlobErrorKind::Truncated("num_syms"),
+            });
+        }
         if blob.as_ptr().align_offset(8) != 0 {
             return Err(BlobError {
                 offset: 0,

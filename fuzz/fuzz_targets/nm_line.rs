@@ -1,0 +1,26 @@
+//! Arbitrary bytes as nm/kallsyms input: the line parser and the bounded line
+//! reader must never panic, and a parsed name must be a slice of the line.
+#![no_main]
+
+use ksym::lines::{Line, for_each_line};
+use ksym::nm::{NmLine, parse_line};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let mut total = 0usize;
+    for_each_line(std::io::BufReader::with_capacity(7, data), 64, |_, line| {
+        match line {
+            Line::Full(l) => {
+                total += l.len();
+                if let Ok(NmLine::Symbol(s)) = parse_line(l) {
+                    assert!(!s.name.is_empty());
+                    assert!(l.windows(s.name.len()).any(|w| w == s.name));
+                }
+            }
+            Line::Long { piece, .. } => total += piece.len(),
+        }
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(total, data.len(), "no byte lost");
+});
