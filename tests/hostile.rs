@@ -218,13 +218,14 @@ fn malformed_blobs_table() {
     assert!(m.num_tokens() > 0, "the blob uses tokens");
     let n = m.len();
     let (addr_at, off_at, seq_at) = (8, 8 + 8 * n, 8 + 12 * n);
-    let names_at = (seq_at + 4 * n + 7) / 8 * 8 + 8;
+    let names_at = (seq_at + 4 * n).div_ceil(8) * 8 + 8;
     let s = m.section_sizes();
-    let table_len_at = (names_at + s.names + 7) / 8 * 8;
-    let index_at = (table_len_at + 8 + s.token_table + 7) / 8 * 8 + 8;
+    let table_len_at = (names_at + s.names).div_ceil(8) * 8;
+    let index_at = (table_len_at + 8 + s.token_table).div_ceil(8) * 8 + 8;
 
     type Mutation = Box<dyn Fn(&mut Vec<u8>)>;
-    let rows: Vec<(&str, Mutation, fn(&BlobErrorKind) -> bool)> = vec![
+    type Row = (&'static str, Mutation, fn(&BlobErrorKind) -> bool);
+    let rows: Vec<Row> = vec![
         ("empty", Box::new(|b| b.clear()), |k| {
             matches!(k, BlobErrorKind::Truncated(_))
         }),
