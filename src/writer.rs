@@ -247,78 +247,117 @@ pub fn pack(list: &SymbolList, strategy: TokenStrategy) -> Result<Packed, PackEr
     let mut by_addr: Vec<u32> = (0..n as u32).collect();
     by_addr.sort_by_key(|&i| list.addresses[i as usize]);
     let names: Vec<&[u8]> = by_addr.iter().map(|&i| list.name(i as usize)).collect();
-    // Name order over address-order positions; stable, so equal names keep address order.
-    let mut seqs: Vec<u32> = (0..n as u32).collect();
-    seqs.sort_by(|&a, &b| names[a as usize].cmp(names[b as usize]));
+    let seqs = name_order(&names);
 
     let tokens = tokens::select(&names, &seqs, strategy);
     let matcher = tokens.matcher();
 
-    // Records in address order.
-    let mut records: Vec<u8> = Vec::with_capacity(list.arena.len() + RECORD_PREFIX_LEN * n);
-    let mut offsets: Vec<u32> = Vec::with_capacity(n);
+    // One buffer, written front to back: offsets, seqs and names_len are
+    // filled in once the records are encoded in place.
+    let pad8 = |b: &mut Vec<u8>| b.resize(align_up(b.len(), 8).expect("blob size fits usize"), 0);
+    let table_len: usize = tokens.tokens.iter().map(|t| t.bytes.len()).sum();
+    let mut blob = Vec::with_capacity(
+        16 * n
+            + list.arena.len()
+            + RECORD_PREFIX_LEN * n
+            + table_len
+            + 4 * tokens.tokens.len()
+            + 64,
+    );
+    blob.extend_from_slice(&(n as u64).to_le_bytes());
+    for &i in &by_addr {
+        blob.extend_from_slice(&list.addresses[i as usize].to_le_bytes());
+    }
+    let offsets_at = blob.len();
+    blob.resize(offsets_at + 4 * n, 0);
+    for s in &seqs {
+        blob.extend_from_slice(&s.to_le_bytes());
+    }
+    pad8(&mut blob);
+    let names_len_at = blob.len();
+    blob.extend_from_slice(&[0; 8]);
+    let names_at = blob.len();
+
+    // Records in address order (FORMAT.md §3).
     for (pos, &i) in by_addr.iter().enumerate() {
         let name = names[pos];
-        check_names_len(records.len() as u64)?;
-        offsets.push(records.len() as u32);
+        let off = (blob.len() - names_at) as u64;
+        check_names_len(off)?;
+        blob[offsets_at + 4 * pos..offsets_at + 4 * pos + 4]
+            .copy_from_slice(&(off as u32).to_le_bytes());
         let (tok, rest) = match matcher.longest(name) {
             Some((id, len)) => (Some(id), &name[len..]),
             None => (None, name),
         };
         let payload_len = tok.map_or(0, token_ref_len) + rest.len();
-        records.push(list.types[i as usize]);
-        records.extend_from_slice(&(payload_len as u16).to_le_bytes());
+        blob.push(list.types[i as usize]);
+        blob.extend_from_slice(&(payload_len as u16).to_le_bytes());
         match tok {
             Some(id) if id < crate::format::ONE_BYTE_IDS => {
-                records.extend_from_slice(&[TOKEN_MARKER, id as u8, TOKEN_MARKER]);
+                blob.extend_from_slice(&[TOKEN_MARKER, id as u8, TOKEN_MARKER]);
             }
             Some(id) => {
                 let [hi, lo] = id.to_be_bytes();
-                records.extend_from_slice(&[TOKEN_MARKER, hi, lo, TOKEN_MARKER]);
+                blob.extend_from_slice(&[TOKEN_MARKER, hi, lo, TOKEN_MARKER]);
             }
             None => {}
         }
-        records.extend_from_slice(rest);
+        blob.extend_from_slice(rest);
     }
-    check_names_len(records.len() as u64)?;
+    let names_len = blob.len() - names_at;
+    check_names_len(names_len as u64)?;
+    blob[names_len_at..names_at].copy_from_slice(&(names_len as u64).to_le_bytes());
 
-    let mut table = Vec::new();
-    let mut index = Vec::with_capacity(tokens.tokens.len());
+    pad8(&mut blob);
+    blob.extend_from_slice(&(table_len as u64).to_le_bytes());
     for t in &tokens.tokens {
-        index.push(table.len() as u32);
-        table.extend_from_slice(&t.bytes);
-    }
-
-    let mut blob =
-        Vec::with_capacity(8 + 16 * n + records.len() + table.len() + 4 * index.len() + 48);
-    let pad8 = |b: &mut Vec<u8>| b.resize(align_up(b.len(), 8).expect("blob size fits usize"), 0);
-    blob.extend_from_slice(&(n as u64).to_le_bytes());
-    for &i in &by_addr {
-        blob.extend_from_slice(&list.addresses[i as usize].to_le_bytes());
-    }
-    for o in &offsets {
-        blob.extend_from_slice(&o.to_le_bytes());
-    }
-    for s in &seqs {
-        blob.extend_from_slice(&s.to_le_bytes());
+        blob.extend_from_slice(&t.bytes);
     }
     pad8(&mut blob);
-    blob.extend_from_slice(&(records.len() as u64).to_le_bytes());
-    blob.extend_from_slice(&records);
-    pad8(&mut blob);
-    blob.extend_from_slice(&(table.len() as u64).to_le_bytes());
-    blob.extend_from_slice(&table);
-    pad8(&mut blob);
-    blob.extend_from_slice(&(index.len() as u64).to_le_bytes());
-    for o in &index {
-        blob.extend_from_slice(&o.to_le_bytes());
+    blob.extend_from_slice(&(tokens.tokens.len() as u64).to_le_bytes());
+    let mut start = 0u32;
+    for t in &tokens.tokens {
+        blob.extend_from_slice(&start.to_le_bytes());
+        start += t.bytes.len() as u32;
     }
     Ok(Packed {
         blob,
         tokens,
-        names_len: records.len(),
+        names_len,
         raw_name_bytes: list.arena.len(),
     })
+}
+
+/// Name order (FORMAT.md §4): address-order positions sorted by (name bytes,
+/// position). The first 8 bytes, as a big-endian integer, settle most
+/// comparisons without touching the names.
+fn name_order(names: &[&[u8]]) -> Vec<u32> {
+    let key = |n: &[u8]| {
+        let mut k = [0u8; 8];
+        let l = n.len().min(8);
+        k[..l].copy_from_slice(&n[..l]);
+        u64::from_be_bytes(k)
+    };
+    let mut keyed: Vec<(u64, u32)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (key(n), i as u32))
+        .collect();
+    // Unstable is fine: the position breaks every tie, so the order is total.
+    keyed.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| {
+                let (x, y) = (names[a.1 as usize], names[b.1 as usize]);
+                // Short names are zero-padded in the key: "ab" and "ab\0" tie there.
+                if x.len() >= 8 && y.len() >= 8 {
+                    x[8..].cmp(&y[8..])
+                } else {
+                    x.cmp(y)
+                }
+            })
+            .then(a.1.cmp(&b.1))
+    });
+    keyed.into_iter().map(|(_, i)| i).collect()
 }
 
 #[cfg(test)]
@@ -384,6 +423,21 @@ mod tests {
             PackErrorKind::BadSymbolType
         ));
         assert_eq!(l.len(), 1);
+    }
+
+    #[test]
+    fn name_order_is_byte_order_then_position() {
+        let names: Vec<&[u8]> = vec![
+            b"ab\0",
+            b"ab",
+            b"abcdefgh_2",
+            b"abcdefgh_1",
+            b"ab",
+            b"abcdefgh",
+        ];
+        let mut want: Vec<u32> = (0..names.len() as u32).collect();
+        want.sort_by(|&a, &b| names[a as usize].cmp(names[b as usize]));
+        assert_eq!(name_order(&names), want);
     }
 
     #[test]

@@ -1,0 +1,38 @@
+//! Baseline "floor" for scripts/bench.sh: binary search over the blob's mapped
+//! u64 address array, no names. Prints `ADDR 0xINDEX+0xOFF` per address line.
+//! Usage: baseline-floor BLOB < addresses
+
+use std::io::{self, BufRead, BufWriter, Write};
+
+fn main() -> io::Result<()> {
+    let path = std::env::args().nth(1).expect("usage: baseline-floor BLOB");
+    let blob = ksym::blobfile::MappedBlob::open(path.as_ref())?;
+    let b = blob.as_bytes();
+    let n = u64::from_le_bytes(b[..8].try_into().unwrap()) as usize;
+    let addrs: &[u64] = bytemuck::cast_slice(&b[8..8 + 8 * n]);
+    let stdin = io::stdin().lock();
+    let mut input = io::BufReader::with_capacity(1 << 16, stdin);
+    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let (mut line, mut buf) = (Vec::new(), Vec::with_capacity(64));
+    while input.read_until(b'\n', &mut line)? > 0 {
+        let s = line.trim_ascii();
+        let s = s.strip_prefix(b"0x").unwrap_or(s);
+        if let Some(a) = ksym::hex::parse_u64(s) {
+            buf.clear();
+            ksym::hex::push_u64_padded(&mut buf, a);
+            let i = addrs.partition_point(|&x| u64::from_le(x) <= a);
+            buf.push(b' ');
+            if i == 0 {
+                buf.extend_from_slice(b"?");
+            } else {
+                ksym::hex::push_u64_0x(&mut buf, (i - 1) as u64);
+                buf.push(b'+');
+                ksym::hex::push_u64_0x(&mut buf, a - u64::from_le(addrs[i - 1]));
+            }
+            buf.push(b'\n');
+            out.write_all(&buf)?;
+        }
+        line.clear();
+    }
+    out.flush()
+}

@@ -1,0 +1,164 @@
+//! Criterion benches of the library, each beside a baseline run in the same
+//! process: address lookups (ksym vs a bare `&[u64]` binary search vs a
+//! bcc-style `Vec<(u64, String)>`), name lookups (ksym vs `Vec<String>`), and
+//! packing. Input: the corpus' /proc/kallsyms when ../shared/corpus exists,
+//! else the sample in tests/data.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ksym::blobfile::AlignedBlob;
+use ksym::reader::KallsymsMapped;
+use ksym::tokens::TokenStrategy;
+use ksym::writer::{SymbolList, pack};
+
+fn xz(path: &Path) -> Option<Vec<u8>> {
+    let f = std::fs::File::open(path).ok()?;
+    let mut out = Vec::new();
+    lzma_rs::xz_decompress(&mut std::io::BufReader::new(f), &mut out).ok()?;
+    Some(out)
+}
+
+fn input() -> (Vec<u8>, Option<Vec<u8>>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let corpus = root.join("../shared/corpus");
+    match xz(&corpus.join("kallsyms-6.18-x86_64.txt.xz")) {
+        Some(k) => (k, xz(&corpus.join("perf-script-kallsyms-6.18.F-ip.txt.xz"))),
+        None => (
+            xz(&root.join("tests/data/kallsyms-6.18-sample.txt.xz")).unwrap(),
+            None,
+        ),
+    }
+}
+
+/// Text symbols of kallsyms text, as the filter keeps them.
+fn text_symbols(k: &[u8]) -> SymbolList {
+    let mut l = SymbolList::new();
+    for line in k.split(|&b| b == b'\n') {
+        if let Ok(ksym::nm::NmLine::Symbol(s)) = ksym::nm::parse_line(line) {
+            if ksym::nm::is_text_type(s.symbol_type) {
+                l.push(s.address, s.symbol_type, s.name).unwrap();
+            }
+        }
+    }
+    l
+}
+
+/// Deterministic xorshift so runs compare.
+fn random_addresses(lo: u64, hi: u64, n: usize) -> Vec<u64> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            lo + x % (hi - lo)
+        })
+        .collect()
+}
+
+fn benches(c: &mut Criterion) {
+    let (kallsyms, perf) = input();
+    let list = text_symbols(&kallsyms);
+    let blob = AlignedBlob::copy_from(&pack(&list, TokenStrategy::Optimal).unwrap().blob);
+    let m = KallsymsMapped::from_blob(blob.as_bytes(), None, None).unwrap();
+    let floor: Vec<u64> = m.symbols().map(|s| s.address).collect();
+    let naive: Vec<(u64, String)> = m
+        .symbols()
+        .map(|s| (s.address, s.name.to_string()))
+        .collect();
+    let (lo, hi) = (floor[0], *floor.last().unwrap());
+    let random = random_addresses(lo, m.etext().unwrap_or(hi), 4096);
+    let realistic: Vec<u64> = match &perf {
+        Some(p) => p
+            .split(|&b| b == b'\n')
+            .filter_map(|l| ksym::hex::parse_u64(l.trim_ascii()))
+            .filter(|&a| a >= lo)
+            .take(4096)
+            .collect(),
+        None => random
+            .iter()
+            .map(|a| floor[floor.partition_point(|&f| f <= *a) - 1] + 0x20)
+            .collect(),
+    };
+
+    for (label, addrs) in [("random", &random), ("realistic", &realistic)] {
+        let mut g = c.benchmark_group(format!("lookup_address/{label}"));
+        g.throughput(Throughput::Elements(addrs.len() as u64));
+        g.bench_function("ksym", |b| {
+            b.iter(|| {
+                for &a in addrs {
+                    black_box(m.lookup_address(black_box(a)).map(|h| h.offset));
+                }
+            })
+        });
+        g.bench_function("floor_u64_binary_search", |b| {
+            b.iter(|| {
+                for &a in addrs {
+                    black_box(floor.partition_point(|&f| f <= black_box(a)));
+                }
+            })
+        });
+        g.bench_function("bcc_vec_u64_string", |b| {
+            b.iter(|| {
+                for &a in addrs {
+                    let i = naive.partition_point(|s| s.0 <= black_box(a));
+                    black_box(i.checked_sub(1).map(|i| (naive[i].1.len(), a - naive[i].0)));
+                }
+            })
+        });
+        g.finish();
+    }
+
+    let names: Vec<String> = random
+        .iter()
+        .filter_map(|&a| m.lookup_address(a))
+        .map(|h| h.symbol.name.to_string())
+        .collect();
+    let mut sorted_names: Vec<String> = naive.iter().map(|s| s.1.clone()).collect();
+    sorted_names.sort();
+    let mut g = c.benchmark_group("lookup_name");
+    g.throughput(Throughput::Elements(names.len() as u64));
+    g.bench_function("ksym", |b| {
+        b.iter(|| {
+            for n in &names {
+                black_box(m.lookup_name(black_box(n.as_bytes())).map(|s| s.address));
+            }
+        })
+    });
+    g.bench_function("vec_string_binary_search", |b| {
+        b.iter(|| {
+            for n in &names {
+                black_box(
+                    sorted_names
+                        .binary_search_by(|s| s.as_str().cmp(black_box(n.as_str())))
+                        .is_ok(),
+                );
+            }
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("pack");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(list.len() as u64));
+    for s in [TokenStrategy::Optimal, TokenStrategy::Seed] {
+        g.bench_function(format!("{s:?}"), |b| {
+            b.iter(|| black_box(pack(&list, s).unwrap().blob.len()))
+        });
+    }
+    g.bench_function("from_blob_validate", |b| {
+        b.iter(|| {
+            black_box(
+                KallsymsMapped::from_blob(blob.as_bytes(), None, None)
+                    .unwrap()
+                    .len(),
+            )
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(lookup, benches);
+criterion_main!(lookup);

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Stage timings, peak memory and resolve rates on real inputs, side by side
+# with two baselines built from this repo (benches/baselines/): a binary
+# search over the mapped u64 addresses with no names (the floor) and a
+# bcc-style Vec<(u64, String)> resolver. Prints ratios; asserts nothing.
+#   scripts/bench.sh            (corpus files from ../shared/corpus, else tests/data samples)
+#   SCALE="1000000 3000000 10000000" scripts/bench.sh   (generated lists for the scaling table)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet --bins --examples
+B=target/release
+E=target/release/examples
+W=target/bench
+mkdir -p "$W"
+CORPUS=${KSYM_CORPUS:-../shared/corpus}
+
+# measure LABEL CMD... (stdin/stdout as redirected by the caller): sets WALL (s) and RSS (KiB)
+measure() {
+    local label=$1; shift
+    /usr/bin/time -v -o "$W/time.txt" "$@"
+    WALL=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s }' "$W/time.txt")
+    RSS=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$W/time.txt")
+    printf '%-34s %8.3f s %9d KiB\n' "$label" "$WALL" "$RSS" >&2
+}
+
+input() { # NAME -> decompressed path
+    if [ -f "$CORPUS/$1.xz" ]; then xz -dc "$CORPUS/$1.xz" > "$W/$1"; else xz -dc "tests/data/$2" > "$W/$1"; fi
+    echo "$W/$1"
+}
+
+
+for spec in "kallsyms-6.18-x86_64.txt:kallsyms-6.18-sample.txt.xz:perf-script-kallsyms-6.18.F-ip.txt" \
+            "System.map-6.1.0-56-amd64:System.map-6.1.0-56-sample.xz:"; do
+    IFS=: read -r name sample capture <<< "$spec"
+    src=$(input "$name" "$sample")
+    echo "== $name ($(wc -l < "$src") lines)" >&2
+    measure "ksym-filter" "$B/ksym-filter" "$src" > "$W/$name.filt"
+    measure "ksym-pack (optimal)" "$B/ksym-pack" -o "$W/$name.bin" "$W/$name.filt"
+    measure "ksym-pack --tokens seed" "$B/ksym-pack" --tokens seed -o "$W/$name.seed.bin" "$W/$name.filt"
+    n=$(wc -l < "$W/$name.filt")
+    for b in bin seed.bin; do
+        sz=$(stat -c %s "$W/$name.$b")
+        printf '  blob %-9s %9d bytes  %6.2f B/symbol\n' "$b" "$sz" "$(echo "$sz / $n" | bc -l)" >&2
+    done
+    "$B/ksym-tokens" --summary "$W/$name.filt" >&2
+
+    # 1M addresses: uniform over the text section, and realistic (a perf
+    # capture's kernel frames in capture order, or hot symbols + offsets).
+    cap=""
+    [ -n "$capture" ] && [ -f "$CORPUS/$capture.xz" ] && cap="$CORPUS/$capture.xz"
+    python3 - "$W/$name.filt" "$W/$name.random" "$W/$name.realistic" "$cap" <<'PY'
+import lzma, random, sys
+syms = [int(l.split(" ", 1)[0], 16) for l in open(sys.argv[1])]
+etext = [int(l.split(" ", 1)[0], 16) for l in open(sys.argv[1]) if l.rstrip().endswith(" _etext")]
+lo, hi = syms[0], (etext[0] if etext else syms[-1])
+rng = random.Random(1)
+N = 1_000_000
+with open(sys.argv[2], "w") as f:
+    f.writelines("%x\n" % rng.randrange(lo, hi) for _ in range(N))
+if sys.argv[4]:
+    with lzma.open(sys.argv[4], "rt") as f:
+        caps = [l.strip() for l in f if l.strip().startswith("ffffffff")]
+else:
+    hot = rng.sample(syms, min(2000, len(syms)))
+    caps = ["%x" % (a + rng.randrange(0, 0x80)) for a in (rng.choice(hot) for _ in range(50_000))]
+with open(sys.argv[3], "w") as f:
+    f.writelines(caps[i % len(caps)] + "\n" for i in range(N))
+PY
+    blobsz=$(stat -c %s "$W/$name.bin")
+    for kind in random realistic; do
+        measure "ksym-resolve ($kind)" "$B/ksym-resolve" "$W/$name.bin" < "$W/$name.$kind" > /dev/null
+        k_wall=$WALL; k_rss=$RSS
+        measure "floor: u64 binary search ($kind)" "$E/baseline-floor" "$W/$name.bin" < "$W/$name.$kind" > /dev/null
+        f_wall=$WALL
+        measure "bcc-style Vec<(u64,String)> ($kind)" "$E/baseline-naive" "$W/$name.filt" < "$W/$name.$kind" > /dev/null
+        n_wall=$WALL
+        python3 -c "
+k, f, n = max($k_wall, 1e-3), max($f_wall, 1e-3), max($n_wall, 1e-3)
+print('  %-9s ksym %.2f M addr/s | floor %.2f M/s | bcc-style %.2f M/s | ksym/floor time %.2fx, bcc-style/ksym time %.2fx | resolve RSS %d KiB = blob %d KiB + %d KiB' % (
+    '$kind', 1/k, 1/f, 1/n, k/f, n/k, $k_rss, $blobsz // 1024, $k_rss - $blobsz // 1024))" >&2
+    done
+done
+
+# Scaling: generated symbol lists (names reuse the kallsyms vocabulary).
+for n in ${SCALE:-1000000 3000000}; do
+    python3 - "$W/kallsyms-6.18-x86_64.txt.filt" "$n" > "$W/gen.txt" <<'PY'
+import sys
+names = [l.rstrip("\n").split(" ", 2)[2] for l in open(sys.argv[1])]
+n = int(sys.argv[2])
+out = sys.stdout
+a = 0xffffffff81000000
+for i in range(n):
+    out.write("%016x T %s_%d\n" % (a, names[i % len(names)], i // len(names)))
+    a += 16 + (i * 7919) % 400
+PY
+    measure "ksym-pack, $n generated symbols" "$B/ksym-pack" -o "$W/gen.bin" "$W/gen.txt"
+    sz=$(stat -c %s "$W/gen.bin")
+    python3 -c "print('  n=%d: %.2f s, %.0f ns/symbol, peak RSS %.2fx the blob (%d bytes)' % ($n, $WALL, $WALL * 1e9 / $n, $RSS * 1024 / $sz, $sz))" >&2
+done
