@@ -8,7 +8,8 @@
 //! With `std`: [`nm`] reads nm/System.map/kallsyms lines, [`demangle`] turns
 //! Rust names into what people read, [`tokens`] chooses the token table,
 //! [`writer`] builds the blob, [`resolve`] rewrites address streams, and
-//! [`lines`], [`hex`], [`blobfile`] and [`cli`] are the I/O pieces they share.
+//! [`lines`], [`hex`], [`blobfile`] and [`cli`] are the I/O pieces they share;
+//! [`addrindex`] speeds up streams of address lookups.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -16,6 +17,8 @@
 pub mod format;
 pub mod reader;
 
+#[cfg(feature = "std")]
+pub mod addrindex;
 #[cfg(feature = "std")]
 pub mod blobfile;
 #[cfg(feature = "std")]

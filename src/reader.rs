@@ -674,8 +674,51 @@ impl<'a> KallsymsMapped<'a> {
     /// alias group at etext or at `_einittext` (end markers cover nothing).
     #[inline]
     pub fn lookup_address(&self, addr: u64) -> Option<AddressHit<'a>> {
+        let hi = self.addresses.partition_point(|&x| u64::from_le(x) <= addr);
+        self.hit_before(addr, hi)
+    }
+
+    /// [`lookup_address`](Self::lookup_address) with the binary search
+    /// narrowed to `window`, which must contain the number of addresses
+    /// `<= addr` (as [`crate::addrindex::AddressIndex`] computes). A window
+    /// that does not gives a wrong answer, never undefined behaviour; one
+    /// past `len()` is clamped.
+    #[inline]
+    pub fn lookup_address_in(
+        &self,
+        addr: u64,
+        window: core::ops::Range<usize>,
+    ) -> Option<AddressHit<'a>> {
+        self.lookup_ranked(addr, self.rank_in(addr, window))
+    }
+
+    /// The number of symbol addresses `<= addr`, searched inside `window`
+    /// (see [`lookup_address_in`](Self::lookup_address_in)). The first step of
+    /// a lookup, split out so callers can overlap many lookups' cache misses.
+    #[inline]
+    pub fn rank_in(&self, addr: u64, window: core::ops::Range<usize>) -> usize {
+        let end = window.end.min(self.len());
+        let start = window.start.min(end);
+        start + self.addresses[start..end].partition_point(|&x| u64::from_le(x) <= addr)
+    }
+
+    /// The second step of a lookup: the answer for `addr` given `rank`, the
+    /// number of addresses `<= addr` (from [`rank_in`](Self::rank_in)).
+    #[inline]
+    pub fn lookup_ranked(&self, addr: u64, rank: usize) -> Option<AddressHit<'a>> {
+        self.hit_before(addr, rank.min(self.len()))
+    }
+
+    /// Symbol type of symbol `i` (address order). Panics if `i >= len()`.
+    #[inline]
+    pub fn symbol_type(&self, i: usize) -> u8 {
+        self.names[u32::from_le(self.offsets[i]) as usize]
+    }
+
+    /// The kernel rule of FORMAT.md §5.2, given `hi` = number of addresses `<= addr`.
+    #[inline]
+    fn hit_before(&self, addr: u64, hi: usize) -> Option<AddressHit<'a>> {
         let a = self.addresses;
-        let hi = a.partition_point(|&x| u64::from_le(x) <= addr);
         if hi == 0 {
             return None;
         }

@@ -13,6 +13,7 @@
 
 use std::io::{self, BufRead, Write};
 
+use crate::addrindex::AddressIndex;
 use crate::hex;
 use crate::lines::{Line, for_each_line};
 use crate::reader::{AddressHit, KallsymsMapped};
@@ -53,6 +54,7 @@ pub struct ResolveStats {
 pub struct Resolver<'m, 'a> {
     map: &'m KallsymsMapped<'a>,
     opts: ResolveOptions,
+    index: AddressIndex,
     first_address: Option<u64>,
     stats: ResolveStats,
 }
@@ -87,6 +89,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         Resolver {
             map,
             opts,
+            index: AddressIndex::new(map),
             first_address,
             stats: ResolveStats::default(),
         }
@@ -98,14 +101,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
     }
 
     #[inline]
-    fn lookup(&mut self, addr: u64) -> Option<AddressHit<'a>> {
+    fn count(&mut self, addr: u64, hit: bool) {
         self.stats.lookups += 1;
-        if addr == 0 {
-            self.stats.zero += 1;
-        }
-        let hit = self.map.lookup_address(addr.wrapping_sub(self.opts.slide));
-        self.stats.resolved += u64::from(hit.is_some());
-        hit
+        self.stats.zero += u64::from(addr == 0);
+        self.stats.resolved += u64::from(hit);
     }
 
     /// Appends `name+0xOFF[/0xSIZE]`, or `[unknown]`.
@@ -127,16 +126,55 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     /// Appends the output for one input line (with its line ending) to `out`.
     pub fn rewrite_line(&mut self, line: &[u8], out: &mut Vec<u8>) {
+        let plan = self.plan(line);
+        let hit = plan.addr().and_then(|a| self.lookup(a));
+        self.emit(line, plan, hit.as_ref(), out);
+    }
+
+    #[inline]
+    fn lookup(&mut self, addr: u64) -> Option<AddressHit<'a>> {
+        let a = addr.wrapping_sub(self.opts.slide);
+        let hit = self.map.lookup_address_in(a, self.index.window(a));
+        self.count(addr, hit.is_some());
+        hit
+    }
+
+    /// Decides what to do with a line, without looking anything up.
+    fn plan(&self, line: &[u8]) -> Plan {
+        let (body, _) = trim_end_nl(line);
+        self.bare_address(body)
+            .or_else(|| self.perf_frame(body))
+            .unwrap_or(Plan::Pass)
+    }
+
+    /// Writes the line as `plan` says, with `hit` the lookup of its address.
+    fn emit(&mut self, line: &[u8], plan: Plan, hit: Option<&AddressHit<'_>>, out: &mut Vec<u8>) {
         self.stats.lines += 1;
         let (body, nl) = trim_end_nl(line);
-        if self.bare_address(body, out) || self.perf_frame(body, out) {
-            out.extend_from_slice(if nl.is_empty() { b"\n" } else { nl });
-        } else {
-            out.extend_from_slice(line);
+        let nl: &[u8] = if nl.is_empty() { b"\n" } else { nl };
+        match plan {
+            Plan::Pass => out.extend_from_slice(line),
+            Plan::Bare { addr } => {
+                hex::push_u64_padded(out, addr);
+                match hit {
+                    Some(h) => {
+                        out.extend_from_slice(&[b' ', h.symbol.symbol_type, b' ']);
+                        Self::push_sym(out, Some(h), self.opts.size);
+                    }
+                    None => out.extend_from_slice(b" ? [unknown]"),
+                }
+                out.extend_from_slice(nl);
+            }
+            Plan::Replace { from, to, size, .. } => {
+                out.extend_from_slice(&body[..from]);
+                Self::push_sym(out, hit, size && self.opts.size);
+                out.extend_from_slice(&body[to..]);
+                out.extend_from_slice(nl);
+            }
         }
     }
 
-    fn bare_address(&mut self, body: &[u8], out: &mut Vec<u8>) -> bool {
+    fn bare_address(&self, body: &[u8]) -> Option<Plan> {
         let s = &body[body.iter().take_while(|&&b| is_blank(b)).count()..];
         let end = s.len() - s.iter().rev().take_while(|&&b| is_blank(b)).count();
         let s = &s[..end];
@@ -144,32 +182,17 @@ impl<'m, 'a> Resolver<'m, 'a> {
             .strip_prefix(b"0x")
             .or_else(|| s.strip_prefix(b"0X"))
             .unwrap_or(s);
-        let Some(addr) = hex::parse_u64(digits) else {
-            return false;
-        };
-        let hit = self.lookup(addr);
-        hex::push_u64_padded(out, addr);
-        match hit {
-            Some(h) => {
-                out.extend_from_slice(&[b' ', h.symbol.symbol_type, b' ']);
-                Self::push_sym(out, Some(&h), self.opts.size);
-            }
-            None => out.extend_from_slice(b" ? [unknown]"),
-        }
-        true
+        hex::parse_u64(digits).map(|addr| Plan::Bare { addr })
     }
 
     /// `<prefix><blank>ADDR SYM[ (DSO)]`: SYM replaced for kernel frames.
-    fn perf_frame(&mut self, body: &[u8], out: &mut Vec<u8>) -> bool {
-        let (frame, dso, kernel) = match KERNEL_DSOS.iter().find(|d| body.ends_with(d)) {
-            Some(d) => (
-                &body[..body.len() - d.len()],
-                &body[body.len() - d.len()..],
-                true,
-            ),
-            None if body.ends_with(b")") => return false, // a user-space DSO
-            None => (body, &body[..0], false),
+    fn perf_frame(&self, body: &[u8]) -> Option<Plan> {
+        let (frame_len, kernel) = match KERNEL_DSOS.iter().find(|d| body.ends_with(d)) {
+            Some(d) => (body.len() - d.len(), true),
+            None if body.ends_with(b")") => return None, // a user-space DSO
+            None => (body.len(), false),
         };
+        let frame = &body[..frame_len];
         // ADDR is the first field after the leading blanks of a callchain line,
         // or the field before SYM on a one-line sample.
         let lead = frame.iter().take_while(|&&b| is_blank(b)).count();
@@ -181,38 +204,39 @@ impl<'m, 'a> Resolver<'m, 'a> {
             (lead, e)
         } else if kernel {
             // One-line form: `... ADDR SYM (DSO)`; SYM is the last field.
-            let Some(sp) = frame.iter().rposition(|&b| b == b' ') else {
-                return false;
-            };
+            let sp = frame.iter().rposition(|&b| b == b' ')?;
             let a = frame[..sp]
                 .iter()
                 .rposition(|&b| is_blank(b))
                 .map_or(0, |p| p + 1);
             (a, sp)
         } else {
-            return false;
+            return None;
         };
-        let Some(addr) = hex::parse_u64(&frame[addr_at..addr_end]) else {
-            return false;
-        };
+        let addr = hex::parse_u64(&frame[addr_at..addr_end])?;
         if addr_end >= frame.len() {
-            return false; // bare address, handled elsewhere
+            return None; // a bare address, handled elsewhere
         }
         if !kernel
             && self
                 .first_address
                 .is_none_or(|f| addr.wrapping_sub(self.opts.slide) < f)
         {
-            return false; // user-space frame of -F ip,sym
+            return None; // user-space frame of -F ip,sym
         }
-        let hit = self.lookup(addr);
-        out.extend_from_slice(&frame[..=addr_end]);
-        Self::push_sym(out, hit.as_ref(), false);
-        out.extend_from_slice(dso);
-        true
+        Some(Plan::Replace {
+            addr,
+            from: addr_end + 1,
+            to: frame_len,
+            size: false,
+        })
     }
 
     /// Resolves `input` to `output` until the input ends.
+    ///
+    /// Lines are handled in batches (up to [`BATCH`] lines or [`OUT_BLOCK`]
+    /// bytes, one line with `line_buffered`): all lookups of a batch run
+    /// back to back so their cache misses overlap.
     ///
     /// Errors: read or write errors (a closed pipe surfaces as
     /// `ErrorKind::BrokenPipe`; callers end quietly on it).
@@ -221,12 +245,21 @@ impl<'m, 'a> Resolver<'m, 'a> {
         input: R,
         mut output: W,
     ) -> io::Result<ResolveStats> {
-        let mut out = Vec::with_capacity(OUT_BLOCK + MAX_LINE + 256);
+        let mut out = Vec::with_capacity(2 * OUT_BLOCK + MAX_LINE);
+        let mut batch = Batch::default();
         let line_buffered = self.opts.line_buffered;
         for_each_line(input, MAX_LINE, |_, line| {
             match line {
-                Line::Full(l) => self.rewrite_line(l, &mut out),
+                Line::Full(l) => {
+                    let plan = self.plan(l);
+                    batch.push(l, plan);
+                    if line_buffered || batch.plans.len() >= BATCH || batch.text.len() >= OUT_BLOCK
+                    {
+                        self.flush_batch(&mut batch, &mut out);
+                    }
+                }
                 Line::Long { piece, first } => {
+                    self.flush_batch(&mut batch, &mut out);
                     self.stats.lines += u64::from(first);
                     out.extend_from_slice(piece);
                 }
@@ -240,8 +273,85 @@ impl<'m, 'a> Resolver<'m, 'a> {
             }
             Ok(())
         })?;
+        self.flush_batch(&mut batch, &mut out);
         output.write_all(&out)?;
         output.flush()?;
         Ok(self.stats)
+    }
+
+    fn flush_batch(&mut self, batch: &mut Batch, out: &mut Vec<u8>) {
+        // Phases whose loops are short and whose loads are independent, so the
+        // CPU overlaps the cache misses of different lines: rank each address,
+        // touch each symbol's record, then look up (now from cache) and print.
+        let n = batch.plans.len();
+        let mut ranks = [0usize; BATCH];
+        for (r, (_, plan)) in ranks.iter_mut().zip(&batch.plans) {
+            if let Some(addr) = plan.addr() {
+                let a = addr.wrapping_sub(self.opts.slide);
+                *r = self.map.rank_in(a, self.index.window(a));
+            }
+        }
+        let mut touch = 0u8;
+        for &r in &ranks[..n] {
+            if r > 0 {
+                touch ^= self.map.symbol_type(r - 1);
+            }
+        }
+        std::hint::black_box(touch);
+        for (i, (range, plan)) in batch.plans.iter().enumerate() {
+            let hit = plan.addr().and_then(|addr| {
+                let hit = self
+                    .map
+                    .lookup_ranked(addr.wrapping_sub(self.opts.slide), ranks[i]);
+                self.count(addr, hit.is_some());
+                hit
+            });
+            self.emit(&batch.text[range.clone()], *plan, hit.as_ref(), out);
+        }
+        batch.text.clear();
+        batch.plans.clear();
+    }
+}
+
+/// Lines handled per batch in [`Resolver::run`].
+pub const BATCH: usize = 64;
+
+/// What to do with one line.
+#[derive(Debug, Clone, Copy)]
+enum Plan {
+    /// Copy it unchanged.
+    Pass,
+    /// A bare address: print `ADDR TYPE NAME+0xOFF/0xSIZE`.
+    Bare { addr: u64 },
+    /// Replace `body[from..to]` with `NAME+0xOFF[/0xSIZE]`.
+    Replace {
+        addr: u64,
+        from: usize,
+        to: usize,
+        size: bool,
+    },
+}
+
+impl Plan {
+    fn addr(&self) -> Option<u64> {
+        match *self {
+            Plan::Pass => None,
+            Plan::Bare { addr } | Plan::Replace { addr, .. } => Some(addr),
+        }
+    }
+}
+
+/// Lines waiting for their lookups.
+#[derive(Debug, Default)]
+struct Batch {
+    text: Vec<u8>,
+    plans: Vec<(std::ops::Range<usize>, Plan)>,
+}
+
+impl Batch {
+    fn push(&mut self, line: &[u8], plan: Plan) {
+        let start = self.text.len();
+        self.text.extend_from_slice(line);
+        self.plans.push((start..self.text.len(), plan));
     }
 }
