@@ -196,19 +196,37 @@ fn seed_candidates(names: &[&[u8]]) -> Vec<Vec<u8>> {
     chosen
 }
 
+/// Length of the common prefix of `a` and `b`, 8 bytes per step.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = u64::from_le_bytes(a[i..i + 8].try_into().expect("8 bytes"))
+            ^ u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        if x != 0 {
+            return i + (x.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
 /// Internal nodes of the names' compacted prefix trie as `(depth, lo, hi)`:
 /// the names at ranks `lo..hi` of `by_name` share their first `depth` bytes
 /// and no longer common prefix covers exactly them. Depths are moved down to a
 /// UTF-8 character boundary; nodes that then coincide with their parent go.
-fn trie_nodes(names: &[&[u8]], by_name: &[u32]) -> Vec<(usize, usize, usize)> {
+fn trie_nodes(names: &[&[u8]], by_name: &[u32]) -> Vec<(u32, u32, u32)> {
     let n = by_name.len();
     let name = |r: usize| names[by_name[r] as usize];
     let mut out = Vec::new();
     let mut stack: Vec<(usize, usize)> = vec![(0, 0)]; // (lcp, lo)
     for k in 1..=n {
         let l = if k < n {
-            let (a, b) = (name(k - 1), name(k));
-            a.iter().zip(b).take_while(|(x, y)| x == y).count()
+            common_prefix(name(k - 1), name(k))
         } else {
             0
         };
@@ -218,7 +236,7 @@ fn trie_nodes(names: &[&[u8]], by_name: &[u32]) -> Vec<(usize, usize, usize)> {
             let parent = l.max(stack.last().map_or(0, |t| t.0));
             let d = char_floor(name(tlo), depth);
             if d > parent {
-                out.push((d, tlo, k));
+                out.push((d as u32, tlo as u32, k as u32));
             }
             lo = tlo;
         }
@@ -233,38 +251,40 @@ fn greedy_candidates(names: &[&[u8]], by_name: &[u32]) -> Vec<Vec<u8>> {
     let nodes = trie_nodes(names, by_name);
     // best[r]: length of the longest chosen token that prefixes the name at rank r.
     let mut best = vec![0u32; by_name.len()];
-    let gain = |best: &[u32], (d, lo, hi): (usize, usize, usize), ref_len: usize| -> i64 {
+    let gain = |best: &[u32], (d, lo, hi): (u32, u32, u32), ref_len: usize| -> i64 {
         let floor = ref_len as u32;
         let mut g = 0i64;
-        for &b in &best[lo..hi] {
-            g += (d as i64 - i64::from(b.max(floor))).max(0);
+        for &b in &best[lo as usize..hi as usize] {
+            g += i64::from(d.saturating_sub(b.max(floor)));
         }
-        g - (d + TOKEN_INDEX_ENTRY) as i64
+        g - (d as usize + TOKEN_INDEX_ENTRY) as i64
     };
-    let mut heap: BinaryHeap<(i64, Reverse<usize>, Reverse<usize>, usize)> = nodes
+    // (gain, node): ties go to the earlier node, a deterministic order.
+    let mut heap: BinaryHeap<(i64, Reverse<u32>)> = nodes
         .iter()
         .enumerate()
-        .map(|(i, &nd)| (gain(&best, nd, 3), Reverse(nd.1), Reverse(nd.0), i))
+        .map(|(i, &nd)| (gain(&best, nd, 3), Reverse(i as u32)))
         .filter(|e| e.0 > 0)
         .collect();
     let mut chosen: Vec<Vec<u8>> = Vec::new();
     while chosen.len() < MAX_TOKENS {
-        let Some((_, rlo, rd, i)) = heap.pop() else {
+        let Some((_, Reverse(i))) = heap.pop() else {
             break;
         };
         let ref_len = token_ref_len(chosen.len() as u16);
-        let g = gain(&best, nodes[i], ref_len);
+        let g = gain(&best, nodes[i as usize], ref_len);
         if g <= 0 {
             continue; // gains only shrink as tokens are added
         }
         if heap.peek().is_some_and(|top| top.0 > g) {
-            heap.push((g, rlo, rd, i));
+            heap.push((g, Reverse(i)));
             continue;
         }
-        let (d, lo, hi) = nodes[i];
-        for b in &mut best[lo..hi] {
-            *b = (*b).max(d as u32);
+        let (d, lo, hi) = nodes[i as usize];
+        for b in &mut best[lo as usize..hi as usize] {
+            *b = (*b).max(d);
         }
+        let (d, lo) = (d as usize, lo as usize);
         chosen.push(names[by_name[lo] as usize][..d].to_vec());
     }
     chosen
@@ -336,6 +356,9 @@ mod tests {
         nodes.sort();
         // Ranks: abQ, abcdX, abcdY, zz, zz. "ab" (3 names), "zz" (duplicates), "abcd" (2).
         assert_eq!(nodes, vec![(2, 0, 3), (2, 3, 5), (4, 1, 3)]);
+        assert_eq!(common_prefix(b"abcdefghijk", b"abcdefghiXk"), 9);
+        assert_eq!(common_prefix(b"abc", b"abcdefghijk"), 3);
+        assert_eq!(common_prefix(b"abcdefgh", b"abcdefgh"), 8);
     }
 
     #[test]
@@ -347,7 +370,7 @@ mod tests {
         ];
         let by = sorted(&names);
         for (d, lo, _) in trie_nodes(&names, &by) {
-            assert!(std::str::from_utf8(&names[by[lo] as usize][..d]).is_ok());
+            assert!(std::str::from_utf8(&names[by[lo as usize] as usize][..d as usize]).is_ok());
         }
     }
 
