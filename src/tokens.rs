@@ -1,5 +1,5 @@
 //! Token selection: which name prefixes go into the token table, and the
-//! longest-prefix matcher the encoder uses (FORMAT.md §3.4).
+//! longest token prefixing each name, which the encoder uses (FORMAT.md §3.4).
 //!
 //! Two strategies fill the same format:
 //! - [`TokenStrategy::Seed`], the seed spec's heuristic: prefixes of a fixed
@@ -65,69 +65,18 @@ pub struct TokenStat {
 pub struct TokenTable {
     /// Tokens in id order.
     pub tokens: Vec<TokenStat>,
+    /// For each name (in the order given to [`select`]): the id of the
+    /// longest token that prefixes it, or [`NO_TOKEN`].
+    pub matches: Vec<u16>,
 }
+
+/// Marks a name that no token prefixes, in [`TokenTable::matches`].
+pub const NO_TOKEN: u16 = u16::MAX;
 
 impl TokenTable {
     /// Total bytes saved by all tokens (see [`TokenStat::saved`]).
     pub fn saved(&self) -> i64 {
         self.tokens.iter().map(|t| t.saved).sum()
-    }
-    /// The matcher for these tokens.
-    pub fn matcher(&self) -> TokenMatcher {
-        TokenMatcher::new(self.tokens.iter().map(|t| t.bytes.as_slice()))
-    }
-}
-
-/// Longest-prefix matcher over at most 511 tokens: a byte trie.
-#[derive(Debug, Clone)]
-pub struct TokenMatcher {
-    nodes: Vec<TrieNode>,
-}
-
-#[derive(Debug, Clone, Default)]
-struct TrieNode {
-    children: Vec<(u8, u32)>,
-    id: Option<u16>,
-}
-
-impl TokenMatcher {
-    /// Builds the trie; the i-th token gets id i.
-    pub fn new<'t>(tokens: impl IntoIterator<Item = &'t [u8]>) -> Self {
-        let mut nodes = vec![TrieNode::default()];
-        for (id, tok) in tokens.into_iter().enumerate() {
-            let mut cur = 0usize;
-            for &b in tok {
-                cur = match nodes[cur].children.binary_search_by_key(&b, |c| c.0) {
-                    Ok(k) => nodes[cur].children[k].1 as usize,
-                    Err(k) => {
-                        let next = nodes.len();
-                        nodes[cur].children.insert(k, (b, next as u32));
-                        nodes.push(TrieNode::default());
-                        next
-                    }
-                };
-            }
-            nodes[cur].id = Some(id as u16);
-        }
-        TokenMatcher { nodes }
-    }
-
-    /// The longest token that is a prefix of `name`: `(id, length in bytes)`.
-    #[inline]
-    pub fn longest(&self, name: &[u8]) -> Option<(u16, usize)> {
-        let mut cur = 0usize;
-        let mut best = None;
-        for (i, &b) in name.iter().enumerate() {
-            let ch = &self.nodes[cur].children;
-            cur = match ch.binary_search_by_key(&b, |c| c.0) {
-                Ok(k) => ch[k].1 as usize,
-                Err(_) => break,
-            };
-            if let Some(id) = self.nodes[cur].id {
-                best = Some((id, i + 1));
-            }
-        }
-        best
     }
 }
 
@@ -150,7 +99,7 @@ pub fn select(names: &[&[u8]], by_name: &[u32], strategy: TokenStrategy) -> Toke
         TokenStrategy::Seed => seed_candidates(names),
         TokenStrategy::Optimal => greedy_candidates(names, by_name),
     };
-    finalize(candidates, names)
+    finalize(candidates, names, by_name)
 }
 
 /// Would a token of `len` bytes used by `uses` names save anything?
@@ -290,15 +239,33 @@ fn greedy_candidates(names: &[&[u8]], by_name: &[u32]) -> Vec<Vec<u8>> {
     chosen
 }
 
+/// For each rank of `by_name`, the index in `tokens` of the longest token
+/// prefixing that name, or [`NO_TOKEN`]. The names a token prefixes are one
+/// range of name order, so painting ranges from the shortest token to the
+/// longest leaves each name with its longest match.
+fn paint(tokens: &[Vec<u8>], names: &[&[u8]], by_name: &[u32]) -> Vec<u16> {
+    let name = |r: &u32| names[*r as usize];
+    let mut order: Vec<usize> = (0..tokens.len()).collect();
+    order.sort_by_key(|&t| tokens[t].len());
+    let mut by_rank = vec![NO_TOKEN; by_name.len()];
+    for t in order {
+        let tok = tokens[t].as_slice();
+        let lo = by_name.partition_point(|r| name(r) < tok);
+        let hi = lo + by_name[lo..].partition_point(|r| name(r).starts_with(tok));
+        by_rank[lo..hi].fill(t as u16);
+    }
+    by_rank
+}
+
 /// Counts longest-match uses, drops tokens that save nothing, numbers the rest
 /// by uses (descending, ties by bytes) and repeats until stable.
-fn finalize(mut tokens: Vec<Vec<u8>>, names: &[&[u8]]) -> TokenTable {
+fn finalize(mut tokens: Vec<Vec<u8>>, names: &[&[u8]], by_name: &[u32]) -> TokenTable {
     loop {
-        let matcher = TokenMatcher::new(tokens.iter().map(Vec::as_slice));
+        let by_rank = paint(&tokens, names, by_name);
         let mut uses = vec![0usize; tokens.len()];
-        for name in names {
-            if let Some((id, _)) = matcher.longest(name) {
-                uses[id as usize] += 1;
+        for &t in &by_rank {
+            if t != NO_TOKEN {
+                uses[t as usize] += 1;
             }
         }
         let mut order: Vec<usize> = (0..tokens.len()).collect();
@@ -309,12 +276,14 @@ fn finalize(mut tokens: Vec<Vec<u8>>, names: &[&[u8]]) -> TokenTable {
         });
         let before = tokens.len();
         let mut table = TokenTable::default();
+        let mut id_of = vec![NO_TOKEN; tokens.len()];
         for &t in &order {
             let id = table.tokens.len() as u16;
             let len = tokens[t].len();
             if saves(uses[t], len, token_ref_len(id)) {
                 let saved =
                     (uses[t] * (len - token_ref_len(id))) as i64 - (len + TOKEN_INDEX_ENTRY) as i64;
+                id_of[t] = id;
                 table.tokens.push(TokenStat {
                     bytes: std::mem::take(&mut tokens[t]),
                     uses: uses[t],
@@ -323,6 +292,12 @@ fn finalize(mut tokens: Vec<Vec<u8>>, names: &[&[u8]]) -> TokenTable {
             }
         }
         if table.tokens.len() == before {
+            table.matches = vec![NO_TOKEN; names.len()];
+            for (&pos, &t) in by_name.iter().zip(&by_rank) {
+                if t != NO_TOKEN {
+                    table.matches[pos as usize] = id_of[t as usize];
+                }
+            }
             return table;
         }
         tokens = table.tokens.into_iter().map(|t| t.bytes).collect();
@@ -340,12 +315,16 @@ mod tests {
     }
 
     #[test]
-    fn matcher_takes_the_longest_prefix() {
-        let m = TokenMatcher::new([&b"__x64_sys_"[..], b"__x64_", b"do_"]);
-        assert_eq!(m.longest(b"__x64_sys_read"), Some((0, 10)));
-        assert_eq!(m.longest(b"__x64_foo"), Some((1, 6)));
-        assert_eq!(m.longest(b"do_"), Some((2, 3)));
-        assert_eq!(m.longest(b"d"), None);
+    fn matches_are_the_longest_token_prefix() {
+        let names: Vec<&[u8]> = vec![b"__x64_sys_read", b"__x64_foo", b"do_", b"d", b"__x64_sys_"];
+        let by = sorted(&names);
+        let tokens = vec![b"__x64_sys_".to_vec(), b"__x64_".to_vec(), b"do_".to_vec()];
+        let by_rank = paint(&tokens, &names, &by);
+        let mut per_name = vec![NO_TOKEN; names.len()];
+        for (&p, &t) in by.iter().zip(&by_rank) {
+            per_name[p as usize] = t;
+        }
+        assert_eq!(per_name, vec![0, 1, 2, NO_TOKEN, 0]);
     }
 
     #[test]
@@ -386,6 +365,16 @@ mod tests {
             assert!(!t.tokens.is_empty(), "{s:?}");
             assert!(t.tokens.iter().all(|k| k.saved > 0 && k.uses > 0));
             assert!(t.tokens.windows(2).all(|w| w[0].uses >= w[1].uses));
+            // Every name's match is its longest token prefix.
+            for (name, &m) in names.iter().zip(&t.matches) {
+                let longest = t
+                    .tokens
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, k)| name.starts_with(&k.bytes))
+                    .max_by_key(|(_, k)| k.bytes.len());
+                assert_eq!(longest.map(|(i, _)| i as u16).unwrap_or(NO_TOKEN), m);
+            }
             assert!(t.saved() > 0);
         }
         let seed = select(&names, &by, TokenStrategy::Seed).saved();

@@ -250,7 +250,6 @@ pub fn pack(list: &SymbolList, strategy: TokenStrategy) -> Result<Packed, PackEr
     let seqs = name_order(&names);
 
     let tokens = tokens::select(&names, &seqs, strategy);
-    let matcher = tokens.matcher();
 
     // One buffer, written front to back: offsets, seqs and names_len are
     // filled in once the records are encoded in place.
@@ -285,9 +284,9 @@ pub fn pack(list: &SymbolList, strategy: TokenStrategy) -> Result<Packed, PackEr
         check_names_len(off)?;
         blob[offsets_at + 4 * pos..offsets_at + 4 * pos + 4]
             .copy_from_slice(&(off as u32).to_le_bytes());
-        let (tok, rest) = match matcher.longest(name) {
-            Some((id, len)) => (Some(id), &name[len..]),
-            None => (None, name),
+        let (tok, rest) = match tokens.matches[pos] {
+            tokens::NO_TOKEN => (None, name),
+            id => (Some(id), &name[tokens.tokens[id as usize].bytes.len()..]),
         };
         let payload_len = tok.map_or(0, token_ref_len) + rest.len();
         blob.push(list.types[i as usize]);
