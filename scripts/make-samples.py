@@ -37,13 +37,23 @@ MARKERS = {b"_stext", b"_etext", b"_sinittext", b"_einittext"}
 # /proc/kallsyms sample, covering the sampled perf-mix lines.
 ks = read("kallsyms-6.18-x86_64.txt")
 # Every 15th sample of the capture: all its workloads, a few thousand lines.
-blocks, cur = [], []
-for l in read("perf-mix.script.txt"):
-    cur.append(l)
-    if l == b"\n":
-        blocks.append(cur)
-        cur = []
-perf = [l for b in blocks[::15] for l in b]
+def blocks_of(lines):
+    blocks, cur = [], []
+    for l in lines:
+        cur.append(l)
+        if l == b"\n":
+            blocks.append(cur)
+            cur = []
+    return blocks
+
+
+perf = [l for b in blocks_of(read("perf-mix.script.txt"))[::15] for l in b]
+# The -F captures have the same samples in the same order (an empty line
+# opens each), so the same block numbers cut the same samples.
+for name in ("perf-mix.script-F-ip.txt", "perf-mix.script-F-ip-sym-symoff.txt"):
+    lines = read(name)
+    blocks = blocks_of(lines[1:])  # a leading empty line, then frames + empty line
+    write(name.replace(".txt", "-sample.txt"), [l for b in blocks[::15] for l in b][:3000])
 keep = set(range(1500)) | around(ks, MARKERS) | set(range(len(ks) - 60, len(ks)))
 addrs = [int(l.split()[0], 16) for l in ks]
 text = [i for i, l in enumerate(ks) if l.split()[1] in (b"T", b"t")]

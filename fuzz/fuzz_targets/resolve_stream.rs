@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     let packed = pack(&list, TokenStrategy::Optimal).unwrap();
     let blob = AlignedBlob::copy_from(&packed.blob);
     let m = KallsymsMapped::from_blob(blob.as_bytes(), None, None).unwrap();
-    let mut r = Resolver::new(&m, ResolveOptions { size: true, ..Default::default() });
+    let mut r = Resolver::new(&m, ResolveOptions { size: true, kaslr_from_sym: data.first() == Some(&b'K'), ..Default::default() }, None);
     let mut out = Vec::new();
     r.run(data, &mut out).unwrap();
     let lines_in = data.split(|&b| b == b'\n').count();

@@ -1,24 +1,25 @@
-//! ksym-resolve: maps a kallsyms blob and rewrites address streams (bare
-//! addresses, perf script output) with `name+0xoff/0xsize`.
+//! ksym-resolve: maps a kallsyms blob (or reads a kallsyms text) and rewrites
+//! address streams: bare addresses, perf script, oops/dmesg, bcc output.
 
-use std::io::{self, Write};
-use std::path::PathBuf;
+use std::io;
 use std::process::ExitCode;
 
 use ksym::blobfile::MappedBlob;
 use ksym::cli::{CliError, IN_BUF, main_with, open_input, parse_hex_arg, stdout_is_terminal};
-use ksym::hex;
 use ksym::reader::KallsymsMapped;
-use ksym::resolve::{ResolveOptions, Resolver};
+use ksym::resolve::{ResolveOptions, Resolver, resolve_names};
 
 const USAGE: &str = "usage: ksym-resolve [OPTIONS] BLOB [INPUT|-]...
-Options: --no-size  --offset SLIDE  --stext ADDR  --etext ADDR  --line-buffered
-         --names (NAME lines in, `ADDR TYPE NAME` out, every symbol of that name)
-Reads hex addresses or `perf script` output; prints `ADDR TYPE NAME+0xOFF/0xSIZE`
-for addresses, re-symbolizes kernel frames, passes every other line through.";
+       ksym-resolve [OPTIONS] --kallsyms FILE [INPUT|-]...
+Options: --no-size  --json  --names  --offset SLIDE  --kaslr-from-sym
+         --stext ADDR  --etext ADDR  --line-buffered
+Reads hex addresses, perf script, oops/dmesg or bcc output; prints
+`ADDR TYPE NAME+0xOFF/0xSIZE` for bare addresses, symbolizes kernel frames,
+passes every other line through unchanged.";
 
 struct Args {
-    blob: PathBuf,
+    blob: Option<String>,
+    kallsyms: Option<String>,
     inputs: Vec<String>,
     opts: ResolveOptions,
     stext: Option<u64>,
@@ -28,111 +29,118 @@ struct Args {
 
 fn parse_args() -> Result<Args, CliError> {
     use lexopt::prelude::*;
-    let mut opts = ResolveOptions {
-        size: true,
-        ..Default::default()
+    let mut a = Args {
+        blob: None,
+        kallsyms: None,
+        inputs: Vec::new(),
+        opts: ResolveOptions {
+            size: true,
+            ..Default::default()
+        },
+        stext: None,
+        etext: None,
+        names: false,
     };
-    let (mut stext, mut etext, mut names, mut pos) = (None, None, false, Vec::new());
     let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
-            Long("no-size") => opts.size = false,
-            Long("line-buffered") => opts.line_buffered = true,
-            Long("offset") => opts.slide = parse_hex_arg("--offset", p.value()?)?,
-            Long("stext") => stext = Some(parse_hex_arg("--stext", p.value()?)?),
-            Long("etext") => etext = Some(parse_hex_arg("--etext", p.value()?)?),
-            Long("names") => names = true,
+            Long("no-size") => a.opts.size = false,
+            Long("json") => a.opts.json = true,
+            Long("line-buffered") => a.opts.line_buffered = true,
+            Long("offset") => a.opts.slide = parse_hex_arg("--offset", p.value()?)?,
+            Long("kaslr-from-sym") => a.opts.kaslr_from_sym = true,
+            Long("stext") => a.stext = Some(parse_hex_arg("--stext", p.value()?)?),
+            Long("etext") => a.etext = Some(parse_hex_arg("--etext", p.value()?)?),
+            Long("kallsyms") => a.kallsyms = Some(p.value()?.string()?),
+            Long("names") => a.names = true,
             Short('h') | Long("help") => {
                 println!("{USAGE}");
                 std::process::exit(0);
             }
-            Value(v) => pos.push(v.string()?),
+            Value(v) if a.blob.is_none() && a.kallsyms.is_none() => a.blob = Some(v.string()?),
+            Value(v) => a.inputs.push(v.string()?),
             _ => return Err(arg.unexpected().into()),
         }
     }
-    let mut pos = pos.into_iter();
-    let blob = pos
-        .next()
-        .ok_or_else(|| CliError::Usage("missing BLOB".into()))?
-        .into();
-    let mut inputs: Vec<String> = pos.collect();
-    if inputs.is_empty() {
-        inputs.push("-".into());
+    if a.blob.is_none() && a.kallsyms.is_none() {
+        return Err(CliError::Usage("missing BLOB (or --kallsyms FILE)".into()));
     }
-    opts.line_buffered |= stdout_is_terminal();
-    Ok(Args {
-        blob,
-        inputs,
-        opts,
-        stext,
-        etext,
-        names,
-    })
+    if a.inputs.is_empty() {
+        a.inputs.push("-".into());
+    }
+    a.opts.line_buffered |= stdout_is_terminal();
+    Ok(a)
 }
 
 fn run() -> Result<(), CliError> {
     let args = parse_args()?;
-    let blob = MappedBlob::open(&args.blob).map_err(|e| CliError::input(args.blob.display(), e))?;
-    let map = KallsymsMapped::from_blob(blob.as_bytes(), args.stext, args.etext)
-        .map_err(|e| CliError::input(args.blob.display(), e))?;
-    let stdout = io::stdout().lock();
+    let (mapped, built);
+    let (bytes, modules, source) = match (&args.kallsyms, &args.blob) {
+        (Some(k), _) => {
+            let text = std::fs::read(k).map_err(|e| CliError::input(k, e))?;
+            built = ksym::resolve::pack_kallsyms_text(&text).map_err(|e| CliError::input(k, e))?;
+            (built.0.as_bytes(), Some(&built.1), k)
+        }
+        (None, Some(b)) => {
+            mapped = MappedBlob::open(b.as_ref()).map_err(|e| CliError::input(b, e))?;
+            (mapped.as_bytes(), None, b)
+        }
+        (None, None) => unreachable!("checked in parse_args"),
+    };
+    let map = KallsymsMapped::from_blob(bytes, args.stext, args.etext)
+        .map_err(|e| CliError::input(source, e))?;
     if args.names {
-        return names(&map, &args, stdout);
+        return names(&map, &args);
     }
-    let mut resolver = Resolver::new(&map, args.opts);
-    let mut out = stdout;
+    let mut resolver = Resolver::new(&map, args.opts, modules);
+    let mut out = io::stdout().lock();
     for path in &args.inputs {
         resolver.run(open_input(path)?, &mut out)?;
     }
     let st = resolver.stats();
+    if let Some((slide, line)) = st.learnt_slide {
+        eprintln!(
+            "ksym-resolve: KASLR slide {slide:#x} (from the symbol reference on input line {line})"
+        );
+    }
     if st.lookups > 0 && st.zero == st.lookups {
         eprintln!(
             "ksym-resolve: warning: every kernel address was zero: the capture was taken under kptr_restrict"
         );
-    } else if st.lookups >= 16 && st.resolved * 2 < st.lookups && args.opts.slide == 0 {
+    } else if st.lookups >= 16
+        && st.resolved * 2 < st.lookups
+        && args.opts.slide == 0
+        && st.learnt_slide.is_none()
+    {
         eprintln!(
-            "ksym-resolve: warning: {} of {} addresses matched no symbol; if the kernel ran with KASLR, pass --offset SLIDE (runtime _stext minus {:#x})",
+            "ksym-resolve: warning: {} of {} addresses matched no symbol; if the kernel ran with KASLR, pass --offset SLIDE (runtime _stext minus {:#x}) or --kaslr-from-sym",
             st.lookups - st.resolved,
             st.lookups,
             map.stext().unwrap_or(0)
+        );
+    }
+    if st.mismatched > 0 {
+        eprintln!(
+            "ksym-resolve: warning: {} of {} func+0xoff references in the input disagree with the blob (another kernel build?)",
+            st.mismatched, st.checked
         );
     }
     Ok(())
 }
 
 /// Reverse mode: each input line is a name; prints every symbol of that name.
-fn names(map: &KallsymsMapped<'_>, args: &Args, out: impl Write) -> Result<(), CliError> {
-    let mut out = io::BufWriter::with_capacity(IN_BUF, out);
-    let mut line = Vec::with_capacity(256);
+fn names(map: &KallsymsMapped<'_>, args: &Args) -> Result<(), CliError> {
+    let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
     for path in &args.inputs {
-        ksym::lines::for_each_line(open_input(path)?, ksym::resolve::MAX_LINE, |_, l| {
-            let ksym::lines::Line::Full(l) = l else {
-                return Ok(());
-            };
-            let name = l.strip_suffix(b"\n").unwrap_or(l);
-            let name = name.strip_suffix(b"\r").unwrap_or(name);
-            let mut found = false;
-            for s in map.lookup_name_all(name) {
-                found = true;
-                line.clear();
-                hex::push_u64_padded(&mut line, s.address.wrapping_add(args.opts.slide));
-                line.extend_from_slice(&[b' ', s.symbol_type, b' ']);
-                s.name.extend_into(&mut line);
-                line.push(b'\n');
-                out.write_all(&line)?;
-            }
-            if !found {
-                out.write_all(b"? ? ")?;
-                out.write_all(name)?;
-                out.write_all(b"\n")?;
-            }
-            if args.opts.line_buffered {
-                out.flush()?;
-            }
-            Ok(())
-        })?;
+        resolve_names(
+            map,
+            open_input(path)?,
+            &mut out,
+            args.opts.slide,
+            args.opts.line_buffered,
+        )?;
     }
-    Ok(out.flush()?)
+    Ok(())
 }
 
 fn main() -> ExitCode {
