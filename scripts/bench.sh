@@ -88,7 +88,7 @@ import sys
 names = [l.rstrip("\n").split(" ", 2)[2] for l in open(sys.argv[1])]
 n = int(sys.argv[2])
 out = sys.stdout
-a = 0xffffffff81000000
+a = 0xffff800000000000  # room for 10M+ symbols below 2^64
 for i in range(n):
     out.write("%016x T %s_%d\n" % (a, names[i % len(names)], i // len(names)))
     a += 16 + (i * 7919) % 400

@@ -328,16 +328,17 @@ pub fn pack(list: &SymbolList, strategy: TokenStrategy) -> Result<Packed, PackEr
 }
 
 /// Name order (FORMAT.md §4): address-order positions sorted by (name bytes,
-/// position). The first 8 bytes, as a big-endian integer, settle most
-/// comparisons without touching the names.
+/// position). The first 16 bytes, as a big-endian integer, settle most
+/// comparisons without touching the names (which are scattered in memory).
 fn name_order(names: &[&[u8]]) -> Vec<u32> {
+    const K: usize = 16;
     let key = |n: &[u8]| {
-        let mut k = [0u8; 8];
-        let l = n.len().min(8);
+        let mut k = [0u8; K];
+        let l = n.len().min(K);
         k[..l].copy_from_slice(&n[..l]);
-        u64::from_be_bytes(k)
+        u128::from_be_bytes(k)
     };
-    let mut keyed: Vec<(u64, u32)> = names
+    let mut keyed: Vec<(u128, u32)> = names
         .iter()
         .enumerate()
         .map(|(i, n)| (key(n), i as u32))
@@ -348,8 +349,8 @@ fn name_order(names: &[&[u8]]) -> Vec<u32> {
             .then_with(|| {
                 let (x, y) = (names[a.1 as usize], names[b.1 as usize]);
                 // Short names are zero-padded in the key: "ab" and "ab\0" tie there.
-                if x.len() >= 8 && y.len() >= 8 {
-                    x[8..].cmp(&y[8..])
+                if x.len() >= K && y.len() >= K {
+                    x[K..].cmp(&y[K..])
                 } else {
                     x.cmp(y)
                 }
