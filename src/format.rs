@@ -22,6 +22,11 @@ pub const RECORD_PREFIX_LEN: usize = 3;
 /// Largest payload a record can describe, in bytes (the u16 length field).
 pub const MAX_PAYLOAD_LEN: usize = u16::MAX as usize;
 
+/// How far above the last symbol (when its end is unknown: it is not below
+/// etext) an address still resolves to it, in bytes (FORMAT.md §5.2 rule 6).
+/// Farther addresses (module space, other mappings) have no symbol.
+pub const LAST_SYMBOL_MAX_SPAN: u64 = 1 << 20;
+
 /// Names of the end-of-section markers: an alias group that holds one of them
 /// covers no address (FORMAT.md §5.2).
 pub const END_MARKERS: [&[u8]; 2] = [b"_etext", b"_einittext"];

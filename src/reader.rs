@@ -8,8 +8,8 @@ use core::cmp::Ordering;
 use core::fmt;
 
 use crate::format::{
-    END_MARKERS, MAX_TOKENS, RECORD_PREFIX_LEN, TOKEN_MARKER, TokenRefError, align_up,
-    parse_token_ref,
+    END_MARKERS, LAST_SYMBOL_MAX_SPAN, MAX_TOKENS, RECORD_PREFIX_LEN, TOKEN_MARKER, TokenRefError,
+    align_up, parse_token_ref,
 };
 
 /// What is wrong with a blob; `offset` is the byte offset in the blob where the
@@ -231,7 +231,8 @@ pub struct AddressHit<'a> {
     pub offset: u64,
     /// Bytes from the symbol's address to the next distinct address, capped at
     /// etext for symbols below etext; `None` for the last symbol above etext,
-    /// whose end is unknown.
+    /// whose end is unknown (it covers at most
+    /// [`LAST_SYMBOL_MAX_SPAN`](crate::format::LAST_SYMBOL_MAX_SPAN) bytes).
     pub size: Option<u64>,
 }
 
@@ -669,9 +670,10 @@ impl<'a> KallsymsMapped<'a> {
 
     /// The symbol covering `addr` under the kernel's rule (FORMAT.md §5.2):
     /// the first alias of the last address `<= addr`; it covers up to the next
-    /// distinct address, and a symbol below etext at most up to etext. `None`
-    /// below the first symbol, in a gap past a symbol's end, and inside the
-    /// alias group at etext or at `_einittext` (end markers cover nothing).
+    /// distinct address, and a symbol below etext at most up to etext; the last
+    /// symbol above etext covers at most 1 MiB. `None` below the first symbol,
+    /// in a gap past a symbol's end, and inside the alias group at etext or at
+    /// `_einittext` (end markers cover nothing).
     #[inline]
     pub fn lookup_address(&self, addr: u64) -> Option<AddressHit<'a>> {
         let hi = self.addresses.partition_point(|&x| u64::from_le(x) <= addr);
@@ -736,8 +738,10 @@ impl<'a> KallsymsMapped<'a> {
                 end = Some(end.map_or(e, |n| n.min(e)));
             }
         }
-        if end.is_some_and(|e| addr >= e) {
-            return None;
+        match end {
+            Some(e) if addr >= e => return None,
+            None if addr - sym_addr >= LAST_SYMBOL_MAX_SPAN => return None,
+            _ => {}
         }
         Some(AddressHit {
             symbol: self.symbol(first),

@@ -425,6 +425,11 @@ fn lookups_at_the_edges() {
         (0x345, None),
         "the last symbol has no known end"
     );
+    assert!(m2.lookup_address(0x2000 + 0xf_ffff).is_some());
+    assert!(
+        m2.lookup_address(0x2000 + 0x10_0000).is_none(),
+        "at most 1 MiB past the last symbol"
+    );
     let m3 = KallsymsMapped::from_blob(b2.as_bytes(), None, Some(0x3000)).unwrap();
     assert_eq!(
         m3.lookup_address(0x2345).unwrap().size,

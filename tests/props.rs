@@ -63,7 +63,7 @@ fn oracle(
             end = Some(end.map_or(e, |n| n.min(e)));
         }
     }
-    if end.is_some_and(|e| addr >= e) {
+    if end.is_some_and(|e| addr >= e) || end.is_none() && addr - a >= 1 << 20 {
         return None;
     }
     Some((first, addr - a, end.map(|e| e - a)))
@@ -96,7 +96,8 @@ proptest! {
         let etext = sorted.iter().find(|s| s.2 == b"_etext").map(|s| s.0);
         prop_assert_eq!(m.etext(), etext);
         let base = 0xffff_ffff_8100_0000u64;
-        for p in probes.iter().map(|p| base.wrapping_add(*p).wrapping_sub(16)).chain(sorted.iter().map(|s| s.0)) {
+        let far = sorted.last().map(|s| [s.0 + (1 << 20) - 1, s.0 + (1 << 20)]).unwrap_or_default();
+        for p in probes.iter().map(|p| base.wrapping_add(*p).wrapping_sub(16)).chain(sorted.iter().map(|s| s.0)).chain(far) {
             let want = oracle(&sorted, etext, None, p);
             let hit = m.lookup_address(p).map(|h| (h.symbol.index, h.offset, h.size));
             prop_assert_eq!(hit, want, "address {:#x}", p);
