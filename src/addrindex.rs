@@ -69,11 +69,6 @@ impl AddressIndex {
         }
         self.starts[k] as usize..self.starts[k + 1] as usize
     }
-
-    /// Bytes of memory the index holds.
-    pub fn heap_bytes(&self) -> usize {
-        self.starts.capacity() * 4
-    }
 }
 
 #[cfg(test)]

@@ -20,8 +20,6 @@ pub enum CliError {
     Input(String),
     /// An I/O error; a broken pipe ends the tool quietly with exit 0.
     Io(io::Error),
-    /// Already reported on stderr; exit 1.
-    Reported,
 }
 
 impl From<io::Error> for CliError {
@@ -61,7 +59,6 @@ pub fn main_with(tool: &str, usage: &str, body: impl FnOnce() -> Result<(), CliE
             eprintln!("{tool}: {e}");
             ExitCode::from(1)
         }
-        Err(CliError::Reported) => ExitCode::from(1),
     }
 }
 

@@ -2,7 +2,7 @@
 //! in place, and the Unix-pipeline tools around it.
 //!
 //! The blob format is `docs/FORMAT.md`. Without the default `std` feature the
-//! crate is `#![no_std]` and holds only [`format`] and [`reader`]: what a kernel
+//! crate is `#![no_std]` and holds only [`format`](mod@format) and [`reader`]: what a kernel
 //! links to print `func+0x1a` from a mapped blob, with no allocation.
 //!
 //! With `std`: [`nm`] reads nm/System.map/kallsyms lines, [`demangle`] turns

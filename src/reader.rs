@@ -232,7 +232,7 @@ pub struct AddressHit<'a> {
     /// Bytes from the symbol's address to the next distinct address, capped at
     /// etext for symbols below etext; `None` for the last symbol above etext,
     /// whose end is unknown (it covers at most
-    /// [`LAST_SYMBOL_MAX_SPAN`](crate::format::LAST_SYMBOL_MAX_SPAN) bytes).
+    /// [`crate::format::LAST_SYMBOL_MAX_SPAN`] bytes).
     pub size: Option<u64>,
 }
 
@@ -682,7 +682,7 @@ impl<'a> KallsymsMapped<'a> {
 
     /// [`lookup_address`](Self::lookup_address) with the binary search
     /// narrowed to `window`, which must contain the number of addresses
-    /// `<= addr` (as [`crate::addrindex::AddressIndex`] computes). A window
+    /// `<= addr` (as `addrindex::AddressIndex` computes with the std feature). A window
     /// that does not gives a wrong answer, never undefined behaviour; one
     /// past `len()` is clamped.
     #[inline]

@@ -283,18 +283,6 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
     }
 
-    /// Appends the output for one input line (with its line ending) to `out`.
-    pub fn rewrite_line(&mut self, line: &[u8], out: &mut Vec<u8>) {
-        let plan = self.plan(line);
-        let hit = plan.addr().and_then(|a| {
-            let x = a.wrapping_sub(self.opts.slide);
-            let hit = self.map.lookup_address_in(x, self.index.window(x));
-            self.count(a, hit.is_some());
-            hit
-        });
-        self.emit(line, plan, hit.as_ref(), out);
-    }
-
     /// Decides what to do with a line, without looking its address up.
     fn plan(&mut self, line: &[u8]) -> Plan {
         self.lineno += 1;
