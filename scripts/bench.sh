@@ -4,7 +4,8 @@
 # search over the mapped u64 addresses with no names (the floor) and a
 # bcc-style Vec<(u64, String)> resolver. Prints ratios; asserts nothing.
 #   scripts/bench.sh            (corpus files from ../shared/corpus, else tests/data samples)
-#   SCALE="1000000 3000000 10000000" scripts/bench.sh   (generated lists for the scaling table)
+#   SCALE="1000000 3000000 10000000" scripts/bench.sh   (generated lists for the scaling table;
+#   SCALE= skips them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bins --examples
@@ -82,7 +83,7 @@ print('  %-9s ksym %.2f M addr/s | floor %.2f M/s | bcc-style %.2f M/s | ksym/fl
 done
 
 # Scaling: generated symbol lists (names reuse the kallsyms vocabulary).
-for n in ${SCALE:-1000000 3000000}; do
+for n in ${SCALE-1000000 3000000}; do
     python3 - "$W/kallsyms-6.18-x86_64.txt.filt" "$n" > "$W/gen.txt" <<'PY'
 import sys
 names = [l.rstrip("\n").split(" ", 2)[2] for l in open(sys.argv[1])]
