@@ -230,7 +230,11 @@ fn perf_agreement(truth_file: &str) -> Option<(usize, usize)> {
             String::from_utf8_lossy(t)
         );
     }
-    eprintln!("{truth_file}: {same}/{total} equal to perf; the rest are alias choices");
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "{truth_file}: {same}/{total} equal to perf; the rest are alias choices"
+    );
     Some((same, total))
 }
 
