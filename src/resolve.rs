@@ -110,6 +110,8 @@ pub struct Resolver<'m, 'a> {
     first_address: Option<u64>,
     lineno: u64,
     stats: ResolveStats,
+    /// A name expanded for JSON escaping (reused: no allocation per line).
+    scratch: Vec<u8>,
 }
 
 #[inline]
@@ -246,6 +248,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             first_address,
             lineno: 0,
             stats: ResolveStats::default(),
+            scratch: Vec::with_capacity(256),
         }
     }
 
@@ -518,7 +521,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     /// `{"addr":"0x…","type":"T","name":"…","offset":N,"size":N|null,"module":"…"|null,"status":"ok"}`;
     /// `status` is `ok`, `unknown` or `no_size` (the last symbol, end unknown).
-    fn emit_json(&self, addr: u64, hit: Option<&AddressHit<'_>>, out: &mut Vec<u8>) {
+    fn emit_json(&mut self, addr: u64, hit: Option<&AddressHit<'_>>, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"addr\":\"0x");
         hex::push_u64_padded(out, addr);
         match hit {
@@ -529,9 +532,9 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 out.extend_from_slice(b"\",\"type\":\"");
                 out.push(if h.symbol.symbol_type.is_ascii_alphanumeric() { h.symbol.symbol_type } else { b'?' });
                 out.extend_from_slice(b"\",\"name\":");
-                let mut name = Vec::with_capacity(h.symbol.name.len());
-                h.symbol.name.extend_into(&mut name);
-                let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
+                self.scratch.clear();
+                h.symbol.name.extend_into(&mut self.scratch);
+                let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&self.scratch));
                 out.extend_from_slice(b",\"offset\":");
                 let _ = write!(out, "{}", h.offset);
                 out.extend_from_slice(b",\"size\":");
