@@ -174,7 +174,6 @@ impl SymbolList {
     /// Errors: the first bad line, with its number and what was expected.
     pub fn read_lines<R: BufRead>(input: R) -> Result<Self, PackError> {
         let mut list = SymbolList::new();
-        let mut failure: Option<PackError> = None;
         // A name at the record limit plus address, type and separators fits.
         let max_line = MAX_PAYLOAD_LEN + 64;
         let res = for_each_line(input, max_line, |lineno, line| {
@@ -196,19 +195,15 @@ impl SymbolList {
                 Err(e) => Err(fail(PackErrorKind::Line(e))),
             }
         });
-        if let Err(e) = res {
-            failure = Some(match e.downcast::<PackError>() {
-                Ok(p) => p,
-                Err(e) => PackError {
-                    line: None,
-                    kind: PackErrorKind::Io(e),
-                },
-            });
-        }
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(list),
-        }
+        // Parse errors travel through io::Error; read errors stay io errors.
+        res.map_err(|e| match e.downcast::<PackError>() {
+            Ok(p) => p,
+            Err(e) => PackError {
+                line: None,
+                kind: PackErrorKind::Io(e),
+            },
+        })?;
+        Ok(list)
     }
 }
 
