@@ -6,7 +6,8 @@
 //! links to print `func+0x1a` from a mapped blob, with no allocation.
 //!
 //! With `std`: [`nm`] reads nm/System.map/kallsyms lines, [`demangle`] turns
-//! Rust names into what people read, [`tokens`] chooses the token table,
+//! Rust names into what people read, [`nameorder`] sorts names for `seqs` and token selection,
+//! [`tokens`] chooses the token table,
 //! [`writer`] builds the blob, [`resolve`] rewrites address streams, and
 //! [`lines`], [`hex`], [`blobfile`] and [`cli`] are the I/O pieces they share;
 //! [`addrindex`] speeds up streams of address lookups.
@@ -29,6 +30,8 @@ pub mod demangle;
 pub mod hex;
 #[cfg(feature = "std")]
 pub mod lines;
+#[cfg(feature = "std")]
+pub mod nameorder;
 #[cfg(feature = "std")]
 pub mod nm;
 #[cfg(feature = "std")]

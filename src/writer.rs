@@ -9,6 +9,7 @@ use std::io::BufRead;
 
 use crate::format::{MAX_PAYLOAD_LEN, RECORD_PREFIX_LEN, TOKEN_MARKER, align_up, token_ref_len};
 use crate::lines::{Line, for_each_line};
+use crate::nameorder::name_order;
 use crate::nm::{LineError, NmLine, parse_line};
 use crate::tokens::{self, TokenStrategy, TokenTable};
 
@@ -242,9 +243,9 @@ pub fn pack(list: &SymbolList, strategy: TokenStrategy) -> Result<Packed, PackEr
     let mut by_addr: Vec<u32> = (0..n as u32).collect();
     by_addr.sort_by_key(|&i| list.addresses[i as usize]);
     let names: Vec<&[u8]> = by_addr.iter().map(|&i| list.name(i as usize)).collect();
-    let seqs = name_order(&names);
-
-    let tokens = tokens::select(&names, &seqs, strategy);
+    let order = name_order(&names);
+    let tokens = tokens::select(&names, &order, strategy);
+    let seqs = order.by_name;
 
     // One buffer, written front to back: offsets, seqs and names_len are
     // filled in once the records are encoded in place.
@@ -322,39 +323,6 @@ pub fn pack(list: &SymbolList, strategy: TokenStrategy) -> Result<Packed, PackEr
     })
 }
 
-/// Name order (FORMAT.md §4): address-order positions sorted by (name bytes,
-/// position). The first 16 bytes, as a big-endian integer, settle most
-/// comparisons without touching the names (which are scattered in memory).
-fn name_order(names: &[&[u8]]) -> Vec<u32> {
-    const K: usize = 16;
-    let key = |n: &[u8]| {
-        let mut k = [0u8; K];
-        let l = n.len().min(K);
-        k[..l].copy_from_slice(&n[..l]);
-        u128::from_be_bytes(k)
-    };
-    let mut keyed: Vec<(u128, u32)> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (key(n), i as u32))
-        .collect();
-    // Unstable is fine: the position breaks every tie, so the order is total.
-    keyed.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| {
-                let (x, y) = (names[a.1 as usize], names[b.1 as usize]);
-                // Short names are zero-padded in the key: "ab" and "ab\0" tie there.
-                if x.len() >= K && y.len() >= K {
-                    x[K..].cmp(&y[K..])
-                } else {
-                    x.cmp(y)
-                }
-            })
-            .then(a.1.cmp(&b.1))
-    });
-    keyed.into_iter().map(|(_, i)| i).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,21 +386,6 @@ mod tests {
             PackErrorKind::BadSymbolType
         ));
         assert_eq!(l.len(), 1);
-    }
-
-    #[test]
-    fn name_order_is_byte_order_then_position() {
-        let names: Vec<&[u8]> = vec![
-            b"ab\0",
-            b"ab",
-            b"abcdefgh_2",
-            b"abcdefgh_1",
-            b"ab",
-            b"abcdefgh",
-        ];
-        let mut want: Vec<u32> = (0..names.len() as u32).collect();
-        want.sort_by(|&a, &b| names[a as usize].cmp(names[b as usize]));
-        assert_eq!(name_order(&names), want);
     }
 
     #[test]

@@ -1,0 +1,193 @@
+//! Name order (FORMAT.md §4: names by bytes, ties by address-order position)
+//! and the longest-common-prefix (LCP) array of the names in that order, which
+//! token selection walks as a prefix trie (FORMAT.md §3.4).
+//!
+//! Names lie scattered in memory, so comparing them costs a cache miss each
+//! time. The sort works on 16-byte keys instead, one level at a time: sort by
+//! bytes `0..16`, then re-key and sort only the groups still tied, by bytes
+//! `16..32`, and so on. Each name is read once per level it takes part in,
+//! and the LCP of neighbours falls out of the keys.
+
+/// Bytes of a name compared per level.
+const CHUNK: usize = 16;
+
+/// Names in name order, with their LCP array.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NameOrder {
+    /// Positions (indices into the names given) in name order: the blob's
+    /// `seqs` section (FORMAT.md §4).
+    pub by_name: Vec<u32>,
+    /// `lcp[r]`: bytes the names at ranks `r - 1` and `r` share at their
+    /// start; `lcp[0] = 0`. Same length as `by_name`.
+    pub lcp: Vec<u32>,
+}
+
+/// One name's sort key at one level: 16 bytes from the level's offset
+/// (zero-padded, big-endian so integer order is byte order), then how many
+/// bytes remain from that offset (capped at 17: "more than this chunk"),
+/// then the position. Zero padding makes `ab` and `ab\0` tie on the key; the
+/// remaining length then puts the shorter (a prefix) first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    hi: u64,
+    lo: u64,
+    /// `rem << 32 | position`.
+    tail: u64,
+}
+
+impl Entry {
+    fn new(name: &[u8], off: usize, pos: u32) -> Entry {
+        let rest = &name[off.min(name.len())..];
+        let mut k = [0u8; CHUNK];
+        let l = rest.len().min(CHUNK);
+        k[..l].copy_from_slice(&rest[..l]);
+        let k = u128::from_be_bytes(k);
+        let rem = rest.len().min(CHUNK + 1) as u64;
+        Entry {
+            hi: (k >> 64) as u64,
+            lo: k as u64,
+            tail: rem << 32 | u64::from(pos),
+        }
+    }
+
+    fn pos(self) -> u32 {
+        self.tail as u32
+    }
+
+    /// Bytes of this chunk the name holds (at most 16).
+    fn held(self) -> u32 {
+        ((self.tail >> 32) as u32).min(CHUNK as u32)
+    }
+
+    /// True when the name goes on past this chunk.
+    fn continues(self) -> bool {
+        (self.tail >> 32) as usize > CHUNK
+    }
+
+    /// Bytes of this chunk that `self` and `next` share.
+    fn common(self, next: Entry) -> u32 {
+        let x = (u128::from(self.hi) << 64 | u128::from(self.lo))
+            ^ (u128::from(next.hi) << 64 | u128::from(next.lo));
+        (x.leading_zeros() / 8).min(self.held()).min(next.held())
+    }
+}
+
+/// Sorts `names` into name order and computes their LCP array.
+///
+/// `names` is indexed by position (the writer passes address order); at most
+/// `u32::MAX` names, each at most `u32::MAX` bytes (the writer checks both).
+/// Deterministic: ties in bytes go by position, so the order is total.
+pub fn name_order(names: &[&[u8]]) -> NameOrder {
+    let n = names.len();
+    let mut entries: Vec<Entry> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| Entry::new(name, 0, i as u32))
+        .collect();
+    let mut lcp = vec![0u32; n];
+    // Groups of ranks whose names share their first `off` bytes: (lo, hi, off).
+    let mut groups = vec![(0usize, n, 0usize)];
+    while let Some((lo, hi, off)) = groups.pop() {
+        let group = &mut entries[lo..hi];
+        if off > 0 {
+            for e in group.iter_mut() {
+                *e = Entry::new(names[e.pos() as usize], off, e.pos());
+            }
+        }
+        group.sort_unstable();
+        let mut run = 0; // start of the current run of names tied past this chunk
+        for r in 1..group.len() {
+            let (a, b) = (group[r - 1], group[r]);
+            let tied = a.hi == b.hi && a.lo == b.lo;
+            if tied && a.continues() && b.continues() {
+                continue;
+            }
+            // An equal key with equal lengths inside the chunk: equal names.
+            lcp[lo + r] = off as u32
+                + if tied {
+                    a.held().min(b.held())
+                } else {
+                    a.common(b)
+                };
+            if r - run > 1 {
+                groups.push((lo + run, lo + r, off + CHUNK));
+            }
+            run = r;
+        }
+        if group.len() - run > 1 {
+            groups.push((lo + run, hi, off + CHUNK));
+        }
+    }
+    NameOrder {
+        by_name: entries.iter().map(|e| e.pos()).collect(),
+        lcp,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn oracle(names: &[&[u8]]) -> NameOrder {
+        let mut by_name: Vec<u32> = (0..names.len() as u32).collect();
+        by_name.sort_by(|&a, &b| names[a as usize].cmp(names[b as usize]).then(a.cmp(&b)));
+        let mut lcp = vec![0u32; names.len()];
+        for r in 1..names.len() {
+            let (a, b) = (names[by_name[r - 1] as usize], names[by_name[r] as usize]);
+            lcp[r] = a.iter().zip(b).take_while(|(x, y)| x == y).count() as u32;
+        }
+        NameOrder { by_name, lcp }
+    }
+
+    #[test]
+    fn byte_order_then_position_with_lcp() {
+        let long_a = [b'x'; 40];
+        let mut long_b = [b'x'; 40];
+        long_b[33] = b'a';
+        let names: Vec<&[u8]> = vec![
+            b"ab\0",
+            b"ab",
+            b"b",
+            b"ab",
+            b"abcdefghijklmnop",
+            b"abcdefghijklmnopq",
+            b"abcdefghijklmnop\0",
+            &long_a,
+            &long_b,
+            &long_a[..32],
+            &long_a,
+            b"\xff\xfe",
+            b"",
+        ];
+        assert_eq!(name_order(&names), oracle(&names));
+    }
+
+    proptest::proptest! {
+        // Shared prefixes of 0, 15, 16, 17 and 33 bytes, then a short tail
+        // over a tiny alphabet with NULs: ties across chunk boundaries.
+        #[test]
+        fn equals_a_comparison_sort(
+            names in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec![0usize, 15, 16, 17, 33]),
+                    proptest::collection::vec(proptest::sample::select(b"\0ab".to_vec()), 0..20),
+                ),
+                0..60,
+            )
+        ) {
+            let names: Vec<Vec<u8>> = names
+                .into_iter()
+                .map(|(p, tail)| [&[b'p'; 40][..p], &tail].concat())
+                .collect();
+            let names: Vec<&[u8]> = names.iter().map(|n| n.as_slice()).collect();
+            proptest::prop_assert_eq!(name_order(&names), oracle(&names));
+        }
+    }
+
+    #[test]
+    fn empty_and_single() {
+        assert_eq!(name_order(&[]), NameOrder::default());
+        let one: Vec<&[u8]> = vec![b"x"];
+        assert_eq!(name_order(&one), oracle(&one));
+    }
+}
