@@ -38,10 +38,24 @@ struct Entry {
 impl Entry {
     fn new(name: &[u8], off: usize, pos: u32) -> Entry {
         let rest = &name[off.min(name.len())..];
-        let mut k = [0u8; CHUNK];
-        let l = rest.len().min(CHUNK);
-        k[..l].copy_from_slice(&rest[..l]);
-        let k = u128::from_be_bytes(k);
+        // Fixed-size loads: a variable-length copy would call memmove.
+        let k = match rest.first_chunk::<CHUNK>() {
+            Some(c) => u128::from_be_bytes(*c),
+            None => {
+                let mut k = [0u8; CHUNK];
+                let (k8, tail) = match rest.first_chunk::<8>() {
+                    Some(c) => {
+                        k[..8].copy_from_slice(c);
+                        (&mut k[8..], &rest[8..])
+                    }
+                    None => (&mut k[..], rest),
+                };
+                for (d, &b) in k8.iter_mut().zip(tail) {
+                    *d = b;
+                }
+                u128::from_be_bytes(k)
+            }
+        };
         let rem = rest.len().min(CHUNK + 1) as u64;
         Entry {
             hi: (k >> 64) as u64,
@@ -77,7 +91,11 @@ impl Entry {
 /// `names` is indexed by position (the writer passes address order); at most
 /// `u32::MAX` names, each at most `u32::MAX` bytes (the writer checks both).
 /// Deterministic: ties in bytes go by position, so the order is total.
+/// Large inputs are split in two by key around a sampled median and the
+/// halves sorted on two threads when the machine has them (the result does
+/// not depend on it).
 pub fn name_order(names: &[&[u8]]) -> NameOrder {
+    const PARALLEL_MIN: usize = 1 << 14;
     let n = names.len();
     let mut entries: Vec<Entry> = names
         .iter()
@@ -85,8 +103,68 @@ pub fn name_order(names: &[&[u8]]) -> NameOrder {
         .map(|(i, name)| Entry::new(name, 0, i as u32))
         .collect();
     let mut lcp = vec![0u32; n];
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let mid = if n >= PARALLEL_MIN && threads > 1 {
+        split_by_key(&mut entries)
+    } else {
+        0
+    };
+    if mid == 0 {
+        sort_part(names, &mut entries, &mut lcp);
+    } else {
+        let spawned = std::thread::scope(|s| {
+            let (el, er) = entries.split_at_mut(mid);
+            let (ll, lr) = lcp.split_at_mut(mid);
+            let spawned = std::thread::Builder::new()
+                .spawn_scoped(s, move || sort_part(names, el, ll))
+                .is_ok();
+            sort_part(names, er, lr);
+            spawned
+        });
+        // No thread to be had: the left half is still to sort.
+        if !spawned {
+            sort_part(names, &mut entries[..mid], &mut lcp[..mid]);
+        }
+        // The halves differ in their first 16 bytes, so those keys say it all
+        // (the entries themselves may hold deeper keys by now).
+        let first = |e: Entry| Entry::new(names[e.pos() as usize], 0, e.pos());
+        lcp[mid] = first(entries[mid - 1]).common(first(entries[mid]));
+    }
+    NameOrder {
+        by_name: entries.iter().map(|e| e.pos()).collect(),
+        lcp,
+    }
+}
+
+/// Moves the entries whose 16-byte key is below a sampled median key to the
+/// front and returns how many there are. Equal keys stay on one side, so no
+/// group of tied names is cut. 0 when the sample finds no split.
+fn split_by_key(entries: &mut [Entry]) -> usize {
+    let key = |e: &Entry| (e.hi, e.lo);
+    let step = (entries.len() / 64).max(1);
+    let mut sample: Vec<(u64, u64)> = entries.iter().step_by(step).map(key).collect();
+    sample.sort_unstable();
+    let pivot = sample[sample.len() / 2];
+    let (mut i, mut j) = (0, entries.len());
+    loop {
+        while i < j && key(&entries[i]) < pivot {
+            i += 1;
+        }
+        while i < j && key(&entries[j - 1]) >= pivot {
+            j -= 1;
+        }
+        if i == j {
+            return i;
+        }
+        entries.swap(i, j - 1);
+    }
+}
+
+/// Sorts `entries` and fills `lcp[1..]` for them (`lcp[0]` is the caller's:
+/// it pairs with the entry before this part).
+fn sort_part(names: &[&[u8]], entries: &mut [Entry], lcp: &mut [u32]) {
     // Groups of ranks whose names share their first `off` bytes: (lo, hi, off).
-    let mut groups = vec![(0usize, n, 0usize)];
+    let mut groups = vec![(0usize, entries.len(), 0usize)];
     while let Some((lo, hi, off)) = groups.pop() {
         let group = &mut entries[lo..hi];
         if off > 0 {
@@ -117,10 +195,6 @@ pub fn name_order(names: &[&[u8]]) -> NameOrder {
         if group.len() - run > 1 {
             groups.push((lo + run, hi, off + CHUNK));
         }
-    }
-    NameOrder {
-        by_name: entries.iter().map(|e| e.pos()).collect(),
-        lcp,
     }
 }
 
@@ -182,6 +256,44 @@ mod tests {
             let names: Vec<&[u8]> = names.iter().map(|n| n.as_slice()).collect();
             proptest::prop_assert_eq!(name_order(&names), oracle(&names));
         }
+    }
+
+    #[test]
+    fn large_inputs_split_in_two_give_the_same_order() {
+        // Enough names for the two-thread split, with shared prefixes longer
+        // than a chunk on both sides of any median.
+        let prefixes = [
+            "__pfx_",
+            "__x64_sys_long_common_part_",
+            "m",
+            "zz_long_common_prefix_",
+        ];
+        let owned: Vec<String> = (0..40_000u32)
+            .map(|i| {
+                format!(
+                    "{}{:x}",
+                    prefixes[i as usize % 4],
+                    i.wrapping_mul(2_654_435_761) % 5000
+                )
+            })
+            .collect();
+        let names: Vec<&[u8]> = owned.iter().map(|n| n.as_bytes()).collect();
+        assert_eq!(name_order(&names), oracle(&names));
+        // Two groups tied past the first chunk, the median in the larger one:
+        // the split falls between them, where neighbours share 3 bytes.
+        let owned: Vec<String> = (0..40_000u32)
+            .map(|i| {
+                let p = if i < 16_000 { "aaaa" } else { "aaab" };
+                format!(
+                    "{p}_long_common_prefix_{}",
+                    i.wrapping_mul(2_654_435_761) % 9000
+                )
+            })
+            .collect();
+        let names: Vec<&[u8]> = owned.iter().map(|n| n.as_bytes()).collect();
+        let got = name_order(&names);
+        assert_eq!(got, oracle(&names));
+        assert!(got.lcp.contains(&3));
     }
 
     #[test]
