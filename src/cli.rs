@@ -41,6 +41,16 @@ impl CliError {
     }
 }
 
+/// A failed write to stdout: named, except a broken pipe, which stays an
+/// [`CliError::Io`] so that the tool ends quietly.
+pub fn stdout_error(e: io::Error) -> CliError {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        CliError::Io(e)
+    } else {
+        CliError::input("writing stdout", e)
+    }
+}
+
 /// Runs a tool's body and turns its outcome into an exit code, printing
 /// `tool: message` on stderr. A broken pipe is a normal end (exit 0).
 pub fn main_with(tool: &str, usage: &str, body: impl FnOnce() -> Result<(), CliError>) -> ExitCode {

@@ -9,23 +9,41 @@ pub fn parse_u64(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 16 {
         return None;
     }
-    let mut v = 0u64;
+    // One table load per byte and one check at the end: no branch per digit.
+    let (mut v, mut bad) = (0u64, 0u8);
     for &b in s {
-        v = (v << 4) | u64::from(digit(b)?);
+        let d = VALUES[usize::from(b)];
+        bad |= d;
+        v = (v << 4) | u64::from(d & 0xF);
     }
-    Some(v)
+    (bad & NOT_HEX == 0).then_some(v)
 }
 
 /// Value of one hex digit.
 #[inline]
 pub fn digit(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
+    let d = VALUES[usize::from(b)];
+    (d & NOT_HEX == 0).then_some(d)
 }
+
+/// Marks a byte that is not a hex digit in [`VALUES`].
+const NOT_HEX: u8 = 0x80;
+
+/// Hex digit values by byte, [`NOT_HEX`] for other bytes.
+const VALUES: [u8; 256] = {
+    let mut t = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 16 {
+        if i < 10 {
+            t[b'0' as usize + i] = i as u8;
+        } else {
+            t[b'a' as usize + i - 10] = i as u8;
+            t[b'A' as usize + i - 10] = i as u8;
+        }
+        i += 1;
+    }
+    t
+};
 
 const DIGITS: &[u8; 16] = b"0123456789abcdef";
 

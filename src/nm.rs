@@ -98,8 +98,19 @@ pub fn parse_line(line: &[u8]) -> Result<NmLine<'_>, LineError> {
             name: name.0,
         });
     }
-    let end = body.iter().position(|&b| is_blank(b)).unwrap_or(body.len());
-    let address = hex::parse_u64(&body[..end]).ok_or(LineError::BadAddress)?;
+    // Most lines hold a 16-digit address: no scan for its end.
+    let fast = match body.get(16) {
+        Some(&b) if is_blank(b) => hex::parse_u64(&body[..16]).map(|a| (16, a)),
+        _ => None,
+    };
+    let (end, address) = match fast {
+        Some(f) => f,
+        None => {
+            let end = body.iter().position(|&b| is_blank(b)).unwrap_or(body.len());
+            let address = hex::parse_u64(&body[..end]).ok_or(LineError::BadAddress)?;
+            (end, address)
+        }
+    };
     let rest = skip_blanks(&body[end..]);
     if rest.len() == body.len() - end {
         return Err(LineError::BadType);
@@ -133,7 +144,7 @@ fn type_and_name(s: &[u8]) -> Result<(u8, NameAndModule<'_>), LineError> {
 /// Splits `name\t[module]`. A tab is kept inside names only when what follows
 /// it is not a module column; kallsyms never prints tabs in names.
 fn split_module(s: &[u8]) -> Result<NameAndModule<'_>, LineError> {
-    match s.iter().position(|&b| b == b'\t') {
+    match bstr::ByteSlice::find_byte(s, b'\t') {
         None => Ok((s, None)),
         Some(t) => {
             let col = skip_blanks(&s[t..]);

@@ -5,7 +5,7 @@
 //! order (§4). The same input always gives the same bytes.
 
 use std::fmt;
-use std::io::BufRead;
+use std::io::{self, BufRead, Write};
 
 use crate::format::{MAX_PAYLOAD_LEN, RECORD_PREFIX_LEN, TOKEN_MARKER, align_up, token_ref_len};
 use crate::lines::{Line, for_each_line};
@@ -135,6 +135,11 @@ impl SymbolList {
         self.addresses[i]
     }
 
+    /// Sum of the name lengths, in bytes.
+    pub fn name_bytes(&self) -> usize {
+        self.arena.len()
+    }
+
     /// Symbol type of symbol `i` (input order).
     pub fn symbol_type(&self, i: usize) -> u8 {
         self.types[i]
@@ -152,7 +157,7 @@ impl SymbolList {
         if name.len() > MAX_PAYLOAD_LEN {
             return err(PackErrorKind::NameTooLong { len: name.len() });
         }
-        if let Some(at) = name.iter().position(|&b| b == TOKEN_MARKER) {
+        if let Some(at) = bstr::ByteSlice::find_byte(name, TOKEN_MARKER) {
             return err(PackErrorKind::MarkerInName { at });
         }
         if !symbol_type.is_ascii_graphic() {
@@ -233,94 +238,232 @@ pub fn check_names_len(bytes: u64) -> Result<(), PackError> {
     Ok(())
 }
 
-/// Packs `list` with the given token strategy.
+/// Packs `list` with the given token strategy into a blob in memory.
 ///
 /// Errors: [`PackErrorKind::NamesTooLarge`] when the records exceed 4 GiB
 /// (every other limit was checked by [`SymbolList::push`]).
 pub fn pack(list: &SymbolList, strategy: TokenStrategy) -> Result<Packed, PackError> {
-    let n = list.len();
-    // Address order: a stable sort of indices, so aliases keep input order.
-    let mut by_addr: Vec<u32> = (0..n as u32).collect();
-    by_addr.sort_by_key(|&i| list.addresses[i as usize]);
-    let names: Vec<&[u8]> = by_addr.iter().map(|&i| list.name(i as usize)).collect();
-    let order = name_order(&names);
-    let tokens = tokens::select(&names, &order, strategy);
-    let seqs = order.by_name;
+    let layout = Layout::new(list, strategy)?;
+    let mut blob = Vec::with_capacity(layout.blob_len());
+    layout
+        .write_to(&mut blob)
+        .expect("writing to a Vec cannot fail");
+    Ok(Packed {
+        blob,
+        names_len: layout.names_len,
+        raw_name_bytes: list.arena.len(),
+        tokens: layout.tokens,
+    })
+}
 
-    // One buffer, written front to back: offsets, seqs and names_len are
-    // filled in once the records are encoded in place.
-    let pad8 = |b: &mut Vec<u8>| b.resize(align_up(b.len(), 8).expect("blob size fits usize"), 0);
-    let table_len: usize = tokens.tokens.iter().map(|t| t.bytes.len()).sum();
-    let mut blob = Vec::with_capacity(
-        16 * n
-            + list.arena.len()
-            + RECORD_PREFIX_LEN * n
-            + table_len
-            + 4 * tokens.tokens.len()
-            + 64,
-    );
-    blob.extend_from_slice(&(n as u64).to_le_bytes());
-    for &i in &by_addr {
-        blob.extend_from_slice(&list.addresses[i as usize].to_le_bytes());
-    }
-    let offsets_at = blob.len();
-    blob.resize(offsets_at + 4 * n, 0);
-    for s in &seqs {
-        blob.extend_from_slice(&s.to_le_bytes());
-    }
-    pad8(&mut blob);
-    let names_len_at = blob.len();
-    blob.extend_from_slice(&[0; 8]);
-    let names_at = blob.len();
+/// Everything about a blob but its bytes: address order, name order, the
+/// token table and the section sizes. [`Layout::write_to`] streams the bytes,
+/// so a large blob never has to sit in memory whole, and every check has
+/// passed before the first byte is written.
+#[derive(Debug)]
+pub struct Layout<'a> {
+    list: &'a SymbolList,
+    /// Input positions in address order.
+    by_addr: Vec<u32>,
+    /// Names in address order.
+    names: Vec<&'a [u8]>,
+    /// Address-order positions in name order (FORMAT.md §4).
+    seqs: Vec<u32>,
+    /// The token table, with per-token statistics.
+    pub tokens: TokenTable,
+    /// The strategy that chose it.
+    pub strategy: TokenStrategy,
+    names_len: usize,
+}
 
-    // Records in address order (FORMAT.md §3).
-    for (pos, &i) in by_addr.iter().enumerate() {
-        let name = names[pos];
-        let off = (blob.len() - names_at) as u64;
-        check_names_len(off)?;
-        blob[offsets_at + 4 * pos..offsets_at + 4 * pos + 4]
-            .copy_from_slice(&(off as u32).to_le_bytes());
-        let (tok, rest) = match tokens.matches[pos] {
-            tokens::NO_TOKEN => (None, name),
-            id => (Some(id), &name[tokens.tokens[id as usize].bytes.len()..]),
+impl<'a> Layout<'a> {
+    /// Sorts `list` (address order stable, so aliases keep input order),
+    /// chooses tokens with `strategy` and sizes the name records.
+    ///
+    /// Errors: [`PackErrorKind::NamesTooLarge`] when the records exceed
+    /// 4 GiB (every other limit was checked by [`SymbolList::push`]).
+    pub fn new(list: &'a SymbolList, strategy: TokenStrategy) -> Result<Self, PackError> {
+        let n = list.len();
+        let mut by_addr: Vec<u32> = (0..n as u32).collect();
+        by_addr.sort_by_key(|&i| list.addresses[i as usize]);
+        let names: Vec<&[u8]> = by_addr.iter().map(|&i| list.name(i as usize)).collect();
+        let order = name_order(&names);
+        let tokens = tokens::select(&names, &order, strategy);
+        let mut layout = Layout {
+            list,
+            by_addr,
+            names,
+            seqs: order.by_name,
+            tokens,
+            strategy,
+            names_len: 0,
         };
-        let payload_len = tok.map_or(0, token_ref_len) + rest.len();
-        blob.push(list.types[i as usize]);
-        blob.extend_from_slice(&(payload_len as u16).to_le_bytes());
-        match tok {
+        let names_len = (0..n).map(|pos| layout.record(pos).len() as u64).sum();
+        check_names_len(names_len)?;
+        layout.names_len = names_len as usize;
+        Ok(layout)
+    }
+
+    /// Number of symbols.
+    pub fn len(&self) -> usize {
+        self.by_addr.len()
+    }
+
+    /// True when there are no symbols.
+    pub fn is_empty(&self) -> bool {
+        self.by_addr.is_empty()
+    }
+
+    /// Bytes of the names section (`names_len`, FORMAT.md §2).
+    pub fn names_len(&self) -> usize {
+        self.names_len
+    }
+
+    /// Bytes of the token table's strings (`token_table_len`, FORMAT.md §2).
+    pub fn token_table_len(&self) -> usize {
+        self.tokens.tokens.iter().map(|t| t.bytes.len()).sum()
+    }
+
+    /// Bytes the whole blob takes.
+    pub fn blob_len(&self) -> usize {
+        let n = self.len();
+        let head = align_up(8 + 16 * n, 8).expect("fits: checked sizes");
+        let names = align_up(head + 8 + self.names_len, 8).expect("fits: checked sizes");
+        let table = align_up(names + 8 + self.token_table_len(), 8).expect("fits: checked sizes");
+        table + 8 + 4 * self.tokens.tokens.len()
+    }
+
+    /// One line of counts and section sizes in bytes, for `ksym-pack -v`:
+    /// symbols, tokens, blob size and bytes per symbol, then each section of
+    /// FORMAT.md §2 (and the raw name bytes beside `names`).
+    pub fn describe(&self) -> String {
+        let n = self.len();
+        format!(
+            "{n} symbols, {} tokens ({:?}); blob {} bytes ({:.2} B/symbol): addresses {}, offsets {}, \
+             seqs {}, names {} (raw {}), token_table {}, token_index {}",
+            self.tokens.tokens.len(),
+            self.strategy,
+            self.blob_len(),
+            self.blob_len() as f64 / n.max(1) as f64,
+            8 * n,
+            4 * n,
+            4 * n,
+            self.names_len,
+            self.list.name_bytes(),
+            self.token_table_len(),
+            4 * self.tokens.tokens.len(),
+        )
+    }
+
+    /// The record of the name at address-order position `pos` (FORMAT.md §3).
+    fn record(&self, pos: usize) -> Record<'a> {
+        let name = self.names[pos];
+        let (token, rest) = match self.tokens.matches[pos] {
+            tokens::NO_TOKEN => (None, name),
+            id => (
+                Some(id),
+                &name[self.tokens.tokens[id as usize].bytes.len()..],
+            ),
+        };
+        Record {
+            symbol_type: self.list.types[self.by_addr[pos] as usize],
+            token,
+            rest,
+        }
+    }
+
+    /// Writes the blob (FORMAT.md §2), front to back.
+    ///
+    /// Errors: only those of `out`. `out` should be buffered: the sections go
+    /// out a few bytes at a time.
+    pub fn write_to<W: Write>(&self, out: W) -> io::Result<()> {
+        let n = self.len();
+        let mut out = Counted { out, at: 0 };
+        out.put(&(n as u64).to_le_bytes())?;
+        for &i in &self.by_addr {
+            out.put(&self.list.addresses[i as usize].to_le_bytes())?;
+        }
+        let mut off = 0u32; // fits: Layout::new checked names_len
+        for pos in 0..n {
+            out.put(&off.to_le_bytes())?;
+            off += self.record(pos).len() as u32;
+        }
+        for s in &self.seqs {
+            out.put(&s.to_le_bytes())?;
+        }
+        out.pad8()?;
+        out.put(&(self.names_len as u64).to_le_bytes())?;
+        let mut rec = Vec::with_capacity(256);
+        for pos in 0..n {
+            rec.clear();
+            self.record(pos).encode_into(&mut rec);
+            out.put(&rec)?;
+        }
+        out.pad8()?;
+        out.put(&(self.token_table_len() as u64).to_le_bytes())?;
+        for t in &self.tokens.tokens {
+            out.put(&t.bytes)?;
+        }
+        out.pad8()?;
+        out.put(&(self.tokens.tokens.len() as u64).to_le_bytes())?;
+        let mut start = 0u32;
+        for t in &self.tokens.tokens {
+            out.put(&start.to_le_bytes())?;
+            start += t.bytes.len() as u32;
+        }
+        debug_assert_eq!(out.at, self.blob_len());
+        Ok(())
+    }
+}
+
+/// A writer that counts the bytes it was given, for the section padding.
+struct Counted<W> {
+    out: W,
+    at: usize,
+}
+
+impl<W: Write> Counted<W> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.at += bytes.len();
+        self.out.write_all(bytes)
+    }
+
+    /// Zero bytes up to the next multiple of 8 (FORMAT.md §2).
+    fn pad8(&mut self) -> io::Result<()> {
+        let pad = self.at.next_multiple_of(8) - self.at;
+        self.put(&[0u8; 8][..pad])
+    }
+}
+
+/// One name record before encoding (FORMAT.md §3).
+struct Record<'a> {
+    symbol_type: u8,
+    token: Option<u16>,
+    rest: &'a [u8],
+}
+
+impl Record<'_> {
+    /// Bytes of the encoded record: type, u16 length, payload.
+    fn len(&self) -> usize {
+        RECORD_PREFIX_LEN + self.token.map_or(0, token_ref_len) + self.rest.len()
+    }
+
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        let payload_len = self.len() - RECORD_PREFIX_LEN;
+        out.push(self.symbol_type);
+        out.extend_from_slice(&(payload_len as u16).to_le_bytes());
+        match self.token {
             Some(id) if id < crate::format::ONE_BYTE_IDS => {
-                blob.extend_from_slice(&[TOKEN_MARKER, id as u8, TOKEN_MARKER]);
+                out.extend_from_slice(&[TOKEN_MARKER, id as u8, TOKEN_MARKER]);
             }
             Some(id) => {
                 let [hi, lo] = id.to_be_bytes();
-                blob.extend_from_slice(&[TOKEN_MARKER, hi, lo, TOKEN_MARKER]);
+                out.extend_from_slice(&[TOKEN_MARKER, hi, lo, TOKEN_MARKER]);
             }
             None => {}
         }
-        blob.extend_from_slice(rest);
+        out.extend_from_slice(self.rest);
     }
-    let names_len = blob.len() - names_at;
-    check_names_len(names_len as u64)?;
-    blob[names_len_at..names_at].copy_from_slice(&(names_len as u64).to_le_bytes());
-
-    pad8(&mut blob);
-    blob.extend_from_slice(&(table_len as u64).to_le_bytes());
-    for t in &tokens.tokens {
-        blob.extend_from_slice(&t.bytes);
-    }
-    pad8(&mut blob);
-    blob.extend_from_slice(&(tokens.tokens.len() as u64).to_le_bytes());
-    let mut start = 0u32;
-    for t in &tokens.tokens {
-        blob.extend_from_slice(&start.to_le_bytes());
-        start += t.bytes.len() as u32;
-    }
-    Ok(Packed {
-        blob,
-        tokens,
-        names_len,
-        raw_name_bytes: list.arena.len(),
-    })
 }
 
 #[cfg(test)]
@@ -338,6 +481,37 @@ mod tests {
         assert!(m.is_empty());
         assert!(m.lookup_address(0x1000).is_none());
         assert!(m.lookup_name(b"x").is_none());
+    }
+
+    #[test]
+    fn layout_streams_the_blob_and_stops_at_a_write_error() {
+        let input = b"0000000000001000 T do_one\n0000000000001100 T do_two\n0000000000001200 T x\n";
+        let list = SymbolList::read_lines(&input[..]).unwrap();
+        let layout = Layout::new(&list, TokenStrategy::Optimal).unwrap();
+        let mut v = Vec::new();
+        layout.write_to(&mut v).unwrap();
+        assert_eq!(v.len(), layout.blob_len());
+        assert_eq!(v, pack(&list, TokenStrategy::Optimal).unwrap().blob);
+        /// Takes `0` more bytes, then reports a full disk.
+        struct Full(usize);
+        impl Write for Full {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                if self.0 == 0 {
+                    return Err(io::ErrorKind::StorageFull.into());
+                }
+                let n = b.len().min(self.0);
+                self.0 -= n;
+                Ok(n)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        for room in [0, 7, 40, v.len() - 1] {
+            let e = layout.write_to(Full(room)).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+        }
+        layout.write_to(Full(v.len())).unwrap();
     }
 
     #[test]

@@ -149,6 +149,39 @@ fn a_name_with_0xff_is_refused_and_no_file_is_left() {
 }
 
 #[test]
+fn a_full_disk_is_an_error_and_a_missing_directory_is_named() {
+    let dir = scratch("full");
+    let input = dir.join("in.txt");
+    std::fs::write(&input, sample("System.map-6.1.0-56-sample.xz")).unwrap();
+    // The blob streams out in pieces: the first failed write ends the run.
+    if let Ok(full) = std::fs::File::create("/dev/full") {
+        let out = Command::new(bin("ksym-pack"))
+            .arg(&input)
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("writing stdout: No space left"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let missing = dir.join("no/such/dir/k.bin");
+    let out = run(
+        "ksym-pack",
+        &["-o", missing.to_str().unwrap(), input.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no/such/dir/k.bin"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn usage_errors_exit_2() {
     for (bin, args) in [
         ("ksym-pack", &["--frobnicate"][..]),

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use ksym::blobfile::MappedBlob;
-use ksym::cli::{CliError, IN_BUF, main_with, open_input, stdout_is_terminal};
+use ksym::cli::{CliError, IN_BUF, main_with, open_input, stdout_error, stdout_is_terminal};
 use ksym::hex;
 use ksym::reader::KallsymsMapped;
 use ksym::tokens::TokenStrategy;
-use ksym::writer::{SymbolList, pack};
+use ksym::writer::{Layout, SymbolList};
 
 const USAGE: &str = "usage: ksym-pack [-o FILE] [-v] [--tokens optimal|seed] [INPUT|-]
        ksym-pack --check BLOB
@@ -105,36 +105,16 @@ fn run() -> Result<(), CliError> {
             }
             let list = SymbolList::read_lines(open_input(&input)?)
                 .map_err(|e| CliError::input(&input, e))?;
-            let packed = pack(&list, strategy).map_err(|e| CliError::input(&input, e))?;
+            let layout = Layout::new(&list, strategy).map_err(|e| CliError::input(&input, e))?;
             if verbose {
-                let n = list.len().max(1) as f64;
-                eprintln!(
-                    "ksym-pack: {} symbols, {} tokens ({strategy:?}); blob {} bytes ({:.2} B/symbol): \
-                     addresses {}, offsets {}, seqs {}, names {} (raw {}), token_table {}, token_index {}",
-                    list.len(),
-                    packed.tokens.tokens.len(),
-                    packed.blob.len(),
-                    packed.blob.len() as f64 / n,
-                    8 * list.len(),
-                    4 * list.len(),
-                    4 * list.len(),
-                    packed.names_len,
-                    packed.raw_name_bytes,
-                    packed
-                        .tokens
-                        .tokens
-                        .iter()
-                        .map(|t| t.bytes.len())
-                        .sum::<usize>(),
-                    4 * packed.tokens.tokens.len(),
-                );
+                eprintln!("ksym-pack: {}", layout.describe());
             }
             match output {
-                Some(path) => write_atomically(&path, &packed.blob),
+                Some(path) => write_atomically(&path, &layout),
                 None => {
-                    let mut out = io::stdout().lock();
-                    out.write_all(&packed.blob)?;
-                    Ok(out.flush()?)
+                    let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
+                    layout.write_to(&mut out).map_err(stdout_error)?;
+                    out.flush().map_err(stdout_error)
                 }
             }
         }
@@ -143,7 +123,7 @@ fn run() -> Result<(), CliError> {
 
 /// Writes to a temporary file beside `path`, syncs it and renames it over
 /// `path`: readers see the old file or the whole new one, never a part.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+fn write_atomically(path: &Path, layout: &Layout<'_>) -> Result<(), CliError> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -153,7 +133,10 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
         .prefix(".ksym-pack.")
         .tempfile_in(dir)
         .map_err(fail)?;
-    tmp.write_all(bytes).map_err(fail)?;
+    let mut out = io::BufWriter::with_capacity(IN_BUF, tmp.as_file_mut());
+    layout.write_to(&mut out).map_err(fail)?;
+    out.flush().map_err(fail)?;
+    drop(out);
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
     Ok(())

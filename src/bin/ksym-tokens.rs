@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use ksym::cli::{CliError, IN_BUF, main_with, open_input};
 use ksym::tokens::TokenStrategy;
-use ksym::writer::{SymbolList, pack};
+use ksym::writer::{Layout, SymbolList};
 
 const USAGE: &str = "usage: ksym-tokens [--tokens optimal|seed] [--summary] [INPUT|-]
 Prints `ID USES LEN SAVED TOKEN` per token, then a summary line.
@@ -38,8 +38,8 @@ fn run() -> Result<(), CliError> {
         std::slice::from_ref(&strategy)
     };
     for &s in strategies {
-        let packed = pack(&list, s).map_err(|e| CliError::input(&input, e))?;
-        let t = &packed.tokens;
+        let layout = Layout::new(&list, s).map_err(|e| CliError::input(&input, e))?;
+        let t = &layout.tokens;
         if !summary_only {
             writeln!(out, "# id\tuses\tlen\tsaved\ttoken")?;
             for (id, tok) in t.tokens.iter().enumerate() {
@@ -65,11 +65,11 @@ fn run() -> Result<(), CliError> {
             list.len(),
             t.tokens.len(),
             t.tokens.iter().map(|k| k.uses).sum::<usize>(),
-            packed.names_len,
-            packed.raw_name_bytes,
+            layout.names_len(),
+            list.name_bytes(),
             t.saved(),
-            packed.blob.len(),
-            packed.blob.len() as f64 / list.len().max(1) as f64,
+            layout.blob_len(),
+            layout.blob_len() as f64 / list.len().max(1) as f64,
         )?;
     }
     Ok(out.flush()?)
