@@ -167,6 +167,20 @@ fn a_full_disk_is_an_error_and_a_missing_directory_is_named() {
             stderr(&out)
         );
     }
+    // -o gives the mode `> FILE` would (0666 less the umask), not tempfile's 0600.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let (blob, plain) = (dir.join("k.bin"), dir.join("plain"));
+        run_ok(
+            "ksym-pack",
+            &["-o", blob.to_str().unwrap(), input.to_str().unwrap()],
+            b"",
+        );
+        std::fs::File::create(&plain).unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode();
+        assert_eq!(mode(&blob), mode(&plain));
+    }
     let missing = dir.join("no/such/dir/k.bin");
     let out = run(
         "ksym-pack",

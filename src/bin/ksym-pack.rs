@@ -121,23 +121,25 @@ fn run() -> Result<(), CliError> {
     }
 }
 
-/// Writes to a temporary file beside `path`, syncs it and renames it over
-/// `path`: readers see the old file or the whole new one, never a part.
+/// Writes to a temporary file beside `path` and renames it over `path`:
+/// readers see the old file or the whole new one, never a part. No fsync: the
+/// blob is a build output, which linkers and objcopy do not sync either.
 fn write_atomically(path: &Path, layout: &Layout<'_>) -> Result<(), CliError> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let fail = |e: io::Error| CliError::input(path.display(), e);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".ksym-pack.")
-        .tempfile_in(dir)
-        .map_err(fail)?;
+    let mut b = tempfile::Builder::new();
+    b.prefix(".ksym-pack.");
+    // 0666 less the umask, as `> FILE` would give (tempfile's default is 0600).
+    #[cfg(unix)]
+    b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = b.tempfile_in(dir).map_err(fail)?;
     let mut out = io::BufWriter::with_capacity(IN_BUF, tmp.as_file_mut());
     layout.write_to(&mut out).map_err(fail)?;
     out.flush().map_err(fail)?;
     drop(out);
-    tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
 }
