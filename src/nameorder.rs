@@ -141,10 +141,22 @@ pub fn name_order(names: &[&[u8]]) -> NameOrder {
 /// group of tied names is cut. 0 when the sample finds no split.
 fn split_by_key(entries: &mut [Entry]) -> usize {
     let key = |e: &Entry| (e.hi, e.lo);
-    let step = (entries.len() / 64).max(1);
-    let mut sample: Vec<(u64, u64)> = entries.iter().step_by(step).map(key).collect();
+    // Scattered positions, not a fixed stride: in address order every other
+    // kernel symbol is a `__pfx_` padding symbol, and an even stride sees
+    // only one kind.
+    let n = entries.len() as u64;
+    let mut sample: Vec<(u64, u64)> = (0..1024u64)
+        .map(|k| key(&entries[(k.wrapping_mul(0x9E37_79B9_7F4A_7C15) % n) as usize]))
+        .collect();
     sample.sort_unstable();
-    let pivot = sample[sample.len() / 2];
+    // Kernel names crowd on a few keys (`__pfx___x64_sys`): take the key
+    // where the sample splits nearest its middle, not the sample median,
+    // which would send a whole crowd to one side.
+    let half = sample.len() / 2;
+    let pivot = (1..sample.len())
+        .filter(|&i| sample[i] != sample[i - 1])
+        .min_by_key(|&i| i.abs_diff(half))
+        .map_or(sample[0], |i| sample[i]);
     let (mut i, mut j) = (0, entries.len());
     loop {
         while i < j && key(&entries[i]) < pivot {
