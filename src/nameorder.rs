@@ -8,6 +8,47 @@
 //! `16..32`, and so on. Each name is read once per level it takes part in,
 //! and the LCP of neighbours falls out of the keys.
 
+/// Names by position, as name order and token selection read them: a slice
+/// of names, or the writer's symbol list in address order without a slice
+/// of 16-byte references beside it.
+pub trait NameList: Sync {
+    /// Number of names.
+    fn len(&self) -> usize;
+
+    /// True when there are no names.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The name at position `i` (`i < len()`).
+    fn name(&self, i: usize) -> &[u8];
+
+    /// True when every name is ASCII.
+    fn all_ascii(&self) -> bool {
+        (0..self.len()).all(|i| self.name(i).is_ascii())
+    }
+}
+
+impl NameList for [&[u8]] {
+    fn len(&self) -> usize {
+        <[&[u8]]>::len(self)
+    }
+
+    fn name(&self, i: usize) -> &[u8] {
+        self[i]
+    }
+}
+
+impl NameList for Vec<&[u8]> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+
+    fn name(&self, i: usize) -> &[u8] {
+        self[i]
+    }
+}
+
 /// Bytes of a name compared per level.
 const CHUNK: usize = 16;
 
@@ -94,13 +135,11 @@ impl Entry {
 /// Large inputs are split in two by key around a sampled median and the
 /// halves sorted on two threads when the machine has them (the result does
 /// not depend on it).
-pub fn name_order(names: &[&[u8]]) -> NameOrder {
+pub fn name_order<N: NameList + ?Sized>(names: &N) -> NameOrder {
     const PARALLEL_MIN: usize = 1 << 14;
     let n = names.len();
-    let mut entries: Vec<Entry> = names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| Entry::new(name, 0, i as u32))
+    let mut entries: Vec<Entry> = (0..n)
+        .map(|i| Entry::new(names.name(i), 0, i as u32))
         .collect();
     let mut lcp = vec![0u32; n];
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
@@ -127,7 +166,7 @@ pub fn name_order(names: &[&[u8]]) -> NameOrder {
         }
         // The halves differ in their first 16 bytes, so those keys say it all
         // (the entries themselves may hold deeper keys by now).
-        let first = |e: Entry| Entry::new(names[e.pos() as usize], 0, e.pos());
+        let first = |e: Entry| Entry::new(names.name(e.pos() as usize), 0, e.pos());
         lcp[mid] = first(entries[mid - 1]).common(first(entries[mid]));
     }
     NameOrder {
@@ -174,14 +213,14 @@ fn split_by_key(entries: &mut [Entry]) -> usize {
 
 /// Sorts `entries` and fills `lcp[1..]` for them (`lcp[0]` is the caller's:
 /// it pairs with the entry before this part).
-fn sort_part(names: &[&[u8]], entries: &mut [Entry], lcp: &mut [u32]) {
+fn sort_part<N: NameList + ?Sized>(names: &N, entries: &mut [Entry], lcp: &mut [u32]) {
     // Groups of ranks whose names share their first `off` bytes: (lo, hi, off).
     let mut groups = vec![(0usize, entries.len(), 0usize)];
     while let Some((lo, hi, off)) = groups.pop() {
         let group = &mut entries[lo..hi];
         if off > 0 {
             for e in group.iter_mut() {
-                *e = Entry::new(names[e.pos() as usize], off, e.pos());
+                *e = Entry::new(names.name(e.pos() as usize), off, e.pos());
             }
         }
         group.sort_unstable();
@@ -310,7 +349,8 @@ mod tests {
 
     #[test]
     fn empty_and_single() {
-        assert_eq!(name_order(&[]), NameOrder::default());
+        let none: Vec<&[u8]> = Vec::new();
+        assert_eq!(name_order(&none), NameOrder::default());
         let one: Vec<&[u8]> = vec![b"x"];
         assert_eq!(name_order(&one), oracle(&one));
     }

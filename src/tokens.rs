@@ -15,7 +15,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use crate::format::{MAX_TOKENS, token_ref_len};
-use crate::nameorder::NameOrder;
+use crate::nameorder::{NameList, NameOrder};
 
 /// The seed spec's candidate prefix lengths, in bytes.
 pub const SEED_LENGTHS: [usize; 26] = [
@@ -100,14 +100,14 @@ struct Candidate {
 }
 
 /// The names and their name order, as token selection reads them.
-struct Names<'a> {
-    names: &'a [&'a [u8]],
+struct Names<'a, N: ?Sized> {
+    names: &'a N,
     order: &'a NameOrder,
 }
 
-impl<'a> Names<'a> {
+impl<'a, N: NameList + ?Sized> Names<'a, N> {
     fn at_rank(&self, r: usize) -> &'a [u8] {
-        self.names[self.order.by_name[r] as usize]
+        self.names.name(self.order.by_name[r] as usize)
     }
 
     fn bytes(&self, c: Candidate) -> &'a [u8] {
@@ -134,7 +134,11 @@ impl<'a> Names<'a> {
 /// `order` is their name order and LCP array
 /// ([`name_order`](crate::nameorder::name_order), which the writer computes
 /// anyway for `seqs`). Deterministic: the same names give the same table.
-pub fn select(names: &[&[u8]], order: &NameOrder, strategy: TokenStrategy) -> TokenTable {
+pub fn select<N: NameList + ?Sized>(
+    names: &N,
+    order: &NameOrder,
+    strategy: TokenStrategy,
+) -> TokenTable {
     let names = Names { names, order };
     let candidates = match strategy {
         TokenStrategy::Seed => seed_candidates(&names),
@@ -148,7 +152,7 @@ fn saves(uses: usize, len: usize, ref_len: usize) -> bool {
     (uses * len.saturating_sub(ref_len)) as i64 - (len + TOKEN_INDEX_ENTRY) as i64 > 0
 }
 
-fn seed_candidates(names: &Names<'_>) -> Vec<Candidate> {
+fn seed_candidates<N: NameList + ?Sized>(names: &Names<'_, N>) -> Vec<Candidate> {
     // Prefix → (names it prefixes at a seed length, a rank holding it).
     let mut counts: HashMap<&[u8], (usize, u32)> = HashMap::new();
     for r in 0..names.order.by_name.len() {
@@ -197,11 +201,11 @@ fn seed_candidates(names: &Names<'_>) -> Vec<Candidate> {
 /// the names at ranks `lo..hi` share their first `depth` bytes and no longer
 /// common prefix covers exactly them. Depths are moved down to a UTF-8
 /// character boundary; nodes that then coincide with their parent go.
-fn trie_nodes(names: &Names<'_>) -> Vec<(u32, u32, u32)> {
+fn trie_nodes<N: NameList + ?Sized>(names: &Names<'_, N>) -> Vec<(u32, u32, u32)> {
     let lcp = &names.order.lcp;
     let n = lcp.len();
     // Only non-ASCII names can put a depth inside a character.
-    let ascii = names.names.iter().all(|s| s.is_ascii());
+    let ascii = names.names.all_ascii();
     let mut out = Vec::new();
     let mut stack: Vec<(u32, usize)> = vec![(0, 0)]; // (lcp, lo)
     // A final 0 closes every node still open.
@@ -227,7 +231,7 @@ fn trie_nodes(names: &Names<'_>) -> Vec<(u32, u32, u32)> {
     out
 }
 
-fn greedy_candidates(names: &Names<'_>) -> Vec<Candidate> {
+fn greedy_candidates<N: NameList + ?Sized>(names: &Names<'_, N>) -> Vec<Candidate> {
     let nodes = trie_nodes(names);
     // best[r]: length of the longest chosen token that prefixes the name at rank r.
     let mut best = vec![0u32; names.order.lcp.len()];
@@ -273,7 +277,7 @@ fn greedy_candidates(names: &Names<'_>) -> Vec<Candidate> {
 /// prefixing that name, or [`NO_TOKEN`]. The names a token prefixes are one
 /// range of name order, so painting ranges from the shortest token to the
 /// longest leaves each name with its longest match.
-fn paint(tokens: &[Candidate], names: &Names<'_>) -> Vec<u16> {
+fn paint<N: NameList + ?Sized>(tokens: &[Candidate], names: &Names<'_, N>) -> Vec<u16> {
     let mut order: Vec<usize> = (0..tokens.len()).collect();
     order.sort_by_key(|&t| tokens[t].len);
     let mut by_rank = vec![NO_TOKEN; names.order.lcp.len()];
@@ -286,7 +290,7 @@ fn paint(tokens: &[Candidate], names: &Names<'_>) -> Vec<u16> {
 
 /// Counts longest-match uses, drops tokens that save nothing, numbers the rest
 /// by uses (descending, ties by bytes) and repeats until stable.
-fn finalize(mut tokens: Vec<Candidate>, names: &Names<'_>) -> TokenTable {
+fn finalize<N: NameList + ?Sized>(mut tokens: Vec<Candidate>, names: &Names<'_, N>) -> TokenTable {
     loop {
         let by_rank = paint(&tokens, names);
         let mut uses = vec![0usize; tokens.len()];
@@ -342,7 +346,7 @@ mod tests {
     use crate::nameorder::name_order;
 
     /// The candidate for `tok`, which must prefix one of `names`.
-    fn candidate(names: &Names<'_>, tok: &[u8]) -> Candidate {
+    fn candidate(names: &Names<'_, Vec<&[u8]>>, tok: &[u8]) -> Candidate {
         let rank = (0..names.order.by_name.len())
             .find(|&r| names.at_rank(r).starts_with(tok))
             .expect("some name has the token") as u32;

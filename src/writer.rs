@@ -9,7 +9,7 @@ use std::io::{self, BufRead, Write};
 
 use crate::format::{MAX_PAYLOAD_LEN, RECORD_PREFIX_LEN, TOKEN_MARKER, align_up, token_ref_len};
 use crate::lines::{Line, for_each_line};
-use crate::nameorder::name_order;
+use crate::nameorder::{NameList, name_order};
 use crate::nm::{LineError, NmLine, parse_line};
 use crate::tokens::{self, TokenStrategy, TokenTable};
 
@@ -265,8 +265,6 @@ pub struct Layout<'a> {
     list: &'a SymbolList,
     /// Input positions in address order.
     by_addr: Vec<u32>,
-    /// Names in address order.
-    names: Vec<&'a [u8]>,
     /// Address-order positions in name order (FORMAT.md §4).
     seqs: Vec<u32>,
     /// The token table, with per-token statistics.
@@ -286,13 +284,15 @@ impl<'a> Layout<'a> {
         let n = list.len();
         let mut by_addr: Vec<u32> = (0..n as u32).collect();
         by_addr.sort_by_key(|&i| list.addresses[i as usize]);
-        let names: Vec<&[u8]> = by_addr.iter().map(|&i| list.name(i as usize)).collect();
+        let names = ByAddress {
+            list,
+            by_addr: &by_addr,
+        };
         let order = name_order(&names);
         let tokens = tokens::select(&names, &order, strategy);
         let mut layout = Layout {
             list,
             by_addr,
-            names,
             seqs: order.by_name,
             tokens,
             strategy,
@@ -357,7 +357,7 @@ impl<'a> Layout<'a> {
 
     /// The record of the name at address-order position `pos` (FORMAT.md §3).
     fn record(&self, pos: usize) -> Record<'a> {
-        let name = self.names[pos];
+        let name = self.list.name(self.by_addr[pos] as usize);
         let (token, rest) = match self.tokens.matches[pos] {
             tokens::NO_TOKEN => (None, name),
             id => (
@@ -432,6 +432,26 @@ impl<W: Write> Counted<W> {
     fn pad8(&mut self) -> io::Result<()> {
         let pad = self.at.next_multiple_of(8) - self.at;
         self.put(&[0u8; 8][..pad])
+    }
+}
+
+/// The list's names in address order, read in place.
+struct ByAddress<'a> {
+    list: &'a SymbolList,
+    by_addr: &'a [u32],
+}
+
+impl NameList for ByAddress<'_> {
+    fn len(&self) -> usize {
+        self.by_addr.len()
+    }
+
+    fn name(&self, pos: usize) -> &[u8] {
+        self.list.name(self.by_addr[pos] as usize)
+    }
+
+    fn all_ascii(&self) -> bool {
+        self.list.arena.is_ascii()
     }
 }
 
