@@ -40,6 +40,31 @@ measure() {
     printf '%-40s %8.4f s %9d KiB  (best of %d)\n' "$label" "$WALL" "$RSS" "${RUNS:-5}" >&2
 }
 
+# race INPUT LABEL CMD [LABEL CMD]...: runs the commands in turn, ${RUNS:-7}
+# rounds, each reading INPUT, so that the drift of this VM hits them alike;
+# sets WALLS[i] (s, best) and RSSES[i] (KiB, largest). CMD is split on blanks.
+race() {
+    local in=$1; shift
+    local labels=() cmds=() i r t0 t1 w
+    while [ $# -gt 0 ]; do labels+=("$1"); cmds+=("$2"); shift 2; done
+    WALLS=(); RSSES=()
+    for r in $(seq "${RUNS:-7}"); do
+        for i in "${!cmds[@]}"; do
+            t0=$EPOCHREALTIME
+            # shellcheck disable=SC2086
+            /usr/bin/time -v -o "$W/time.txt" ${cmds[$i]} < "$in" > /dev/null
+            t1=$EPOCHREALTIME
+            w=$(awk "BEGIN { print $t1 - $t0 }")
+            r=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$W/time.txt")
+            if [ -z "${WALLS[$i]:-}" ] || awk "BEGIN { exit !($w < ${WALLS[$i]}) }"; then WALLS[$i]=$w; fi
+            if [ -z "${RSSES[$i]:-}" ] || [ "$r" -gt "${RSSES[$i]}" ]; then RSSES[$i]=$r; fi
+        done
+    done
+    for i in "${!cmds[@]}"; do
+        printf '%-40s %8.4f s %9d KiB  (best of %d, runs interleaved)\n' "${labels[$i]}" "${WALLS[$i]}" "${RSSES[$i]}" "${RUNS:-7}" >&2
+    done
+}
+
 input() { # NAME -> decompressed path
     if [ -f "$CORPUS/$1.xz" ]; then xz -dc "$CORPUS/$1.xz" > "$W/$1"; else xz -dc "tests/data/$2" > "$W/$1"; fi
     echo "$W/$1"
@@ -85,12 +110,11 @@ with open(sys.argv[3], "w") as f:
 PY
     blobsz=$(stat -c %s "$W/$name.bin")
     for kind in random realistic; do
-        measure "ksym-resolve ($kind)" "$B/ksym-resolve" "$W/$name.bin" < "$W/$name.$kind" > /dev/null
-        k_wall=$WALL; k_rss=$RSS
-        measure "floor: u64 binary search ($kind)" "$E/baseline-floor" "$W/$name.bin" < "$W/$name.$kind" > /dev/null
-        f_wall=$WALL
-        measure "bcc-style Vec<(u64,String)> ($kind)" "$E/baseline-naive" "$W/$name.filt" < "$W/$name.$kind" > /dev/null
-        n_wall=$WALL
+        race "$W/$name.$kind" \
+            "ksym-resolve ($kind)" "$B/ksym-resolve $W/$name.bin" \
+            "floor: u64 binary search ($kind)" "$E/baseline-floor $W/$name.bin" \
+            "bcc-style Vec<(u64,String)> ($kind)" "$E/baseline-naive $W/$name.filt"
+        k_wall=${WALLS[0]}; k_rss=${RSSES[0]}; f_wall=${WALLS[1]}; n_wall=${WALLS[2]}
         python3 -c "
 k, f, n = max($k_wall, 1e-3), max($f_wall, 1e-3), max($n_wall, 1e-3)
 print('  %-9s ksym %.2f M addr/s | floor %.2f M/s | bcc-style %.2f M/s | ksym/floor time %.2fx, bcc-style/ksym time %.2fx | resolve RSS %d KiB = blob %d KiB + %d KiB' % (
