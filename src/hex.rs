@@ -6,6 +6,9 @@
 /// so a 17-digit zero-padded number is refused too.
 #[inline]
 pub fn parse_u64(s: &[u8]) -> Option<u64> {
+    if let Ok(s16) = <&[u8; 16]>::try_from(s) {
+        return parse_u64_16(s16);
+    }
     if s.is_empty() || s.len() > 16 {
         return None;
     }
@@ -17,6 +20,43 @@ pub fn parse_u64(s: &[u8]) -> Option<u64> {
         v = (v << 4) | u64::from(d & 0xF);
     }
     (bad & NOT_HEX == 0).then_some(v)
+}
+
+/// Parses exactly 16 hex digits (the kallsyms and `nm` address column), 8 at
+/// a time in a u64 (SWAR) instead of a byte at a time; same answers as
+/// [`parse_u64`] gives 16 bytes.
+#[inline]
+pub fn parse_u64_16(s: &[u8; 16]) -> Option<u64> {
+    let (hi, lo) = s.split_at(8);
+    let hi = hex8(u64::from_be_bytes(hi.try_into().expect("8 bytes")))?;
+    let lo = hex8(u64::from_be_bytes(lo.try_into().expect("8 bytes")))?;
+    Some(u64::from(hi) << 32 | u64::from(lo))
+}
+
+/// The value of 8 hex digits held big-endian in `w` (first digit in the top
+/// byte), or `None` if a byte is not a hex digit.
+#[inline]
+fn hex8(w: u64) -> Option<u32> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    if w & HIGH != 0 {
+        return None;
+    }
+    // With every byte below 0x80, adding 0x80 - k sets a byte's top bit
+    // exactly when the byte is >= k, and never carries into the next byte.
+    let at_least = |x: u64, k: u8| (x + ONES * u64::from(0x80 - k)) & HIGH;
+    let digit = at_least(w, b'0') & !at_least(w, b'9' + 1);
+    let folded = w | (ONES * 0x20); // 'A'..'F' to 'a'..'f'
+    let letter = at_least(folded, b'a') & !at_least(folded, b'f' + 1);
+    if digit | letter != HIGH {
+        return None;
+    }
+    // Low nibble is the value for '0'..'9', value - 9 for the letters.
+    let v = (w & (ONES * 0x0F)) + (letter >> 7) * 9;
+    // Gather the 8 nibbles, most significant first.
+    let v = (v | (v >> 4)) & 0x00FF_00FF_00FF_00FF;
+    let v = (v | (v >> 8)) & 0x0000_FFFF_0000_FFFF;
+    Some((v | (v >> 16)) as u32)
 }
 
 /// Value of one hex digit.
@@ -96,5 +136,26 @@ mod tests {
         out.push(b' ');
         push_u64_0x(&mut out, u64::MAX);
         assert_eq!(out, b"0000000000001234 0x0 0xffffffffffffffff");
+    }
+
+    /// The byte-at-a-time parser, for checking the 16-digit one.
+    fn scalar(s: &[u8]) -> Option<u64> {
+        s.iter()
+            .try_fold(0u64, |v, &b| Some((v << 4) | u64::from(digit(b)?)))
+    }
+
+    #[test]
+    fn sixteen_digits_at_once_agree_with_one_at_a_time() {
+        // Every byte value at every position of a valid address.
+        let base = *b"fFfFffff8100a9c0";
+        for at in 0..16 {
+            for b in 0..=255u8 {
+                let mut s = base;
+                s[at] = b;
+                assert_eq!(parse_u64_16(&s), scalar(&s), "{s:?}");
+            }
+        }
+        assert_eq!(parse_u64(b"0123456789abcdef"), Some(0x0123_4567_89ab_cdef));
+        assert_eq!(parse_u64(b"FEDCBA9876543210"), Some(0xfedc_ba98_7654_3210));
     }
 }

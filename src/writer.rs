@@ -10,7 +10,7 @@ use std::io::{self, BufRead, Write};
 use crate::format::{MAX_PAYLOAD_LEN, RECORD_PREFIX_LEN, TOKEN_MARKER, align_up, token_ref_len};
 use crate::lines::{Line, for_each_line};
 use crate::nameorder::{NameList, name_order};
-use crate::nm::{LineError, NmLine, parse_line};
+use crate::nm::{LineError, NmLine, parse_canonical, parse_line};
 use crate::tokens::{self, TokenStrategy, TokenTable};
 
 /// Why a symbol list cannot be packed. `line` is the 1-based input line when
@@ -150,15 +150,28 @@ impl SymbolList {
     /// Errors (with `line: None`): empty name, a name over 65,535 bytes, a
     /// 0xFF byte in the name, a non-printable type, more than `u32::MAX` symbols.
     pub fn push(&mut self, address: u64, symbol_type: u8, name: &[u8]) -> Result<(), PackError> {
+        if let Some(at) = bstr::ByteSlice::find_byte(name, TOKEN_MARKER) {
+            return Err(PackError {
+                line: None,
+                kind: PackErrorKind::MarkerInName { at },
+            });
+        }
+        self.push_marker_free(address, symbol_type, name)
+    }
+
+    /// [`SymbolList::push`] for a name already known to hold no 0xFF.
+    fn push_marker_free(
+        &mut self,
+        address: u64,
+        symbol_type: u8,
+        name: &[u8],
+    ) -> Result<(), PackError> {
         let err = |kind| Err(PackError { line: None, kind });
         if name.is_empty() {
             return err(PackErrorKind::EmptyName);
         }
         if name.len() > MAX_PAYLOAD_LEN {
             return err(PackErrorKind::NameTooLong { len: name.len() });
-        }
-        if let Some(at) = bstr::ByteSlice::find_byte(name, TOKEN_MARKER) {
-            return err(PackErrorKind::MarkerInName { at });
         }
         if !symbol_type.is_ascii_graphic() {
             return err(PackErrorKind::BadSymbolType);
@@ -192,6 +205,11 @@ impl SymbolList {
             let Line::Full(line) = line else {
                 return Err(fail(PackErrorKind::LineTooLong));
             };
+            if let Some(s) = parse_canonical(line) {
+                return list
+                    .push_marker_free(s.address, s.symbol_type, s.name)
+                    .map_err(|e| fail(e.kind));
+            }
             match parse_line(line) {
                 Ok(NmLine::Symbol(s)) => list
                     .push(s.address, s.symbol_type, s.name)

@@ -9,7 +9,7 @@ use ksym::demangle::demangle_rust;
 use ksym::format::MAX_PAYLOAD_LEN;
 use ksym::hex;
 use ksym::lines::{Line, for_each_line};
-use ksym::nm::{NmLine, is_mapping_or_local_label, is_text_type, parse_line};
+use ksym::nm::{NmLine, is_mapping_or_local_label, is_text_type, parse_canonical, parse_line};
 
 const USAGE: &str = "usage: ksym-filter [--no-demangle] [--max-errors N] [FILE|-]...
 Reads nm -n [-C], System.map or /proc/kallsyms lines (stdin without FILE),
@@ -73,7 +73,9 @@ fn run() -> Result<(), CliError> {
                 }
                 Line::Long { .. } => return Ok(()),
             };
-            let sym = match parse_line(line) {
+            let parsed =
+                parse_canonical(line).map_or_else(|| parse_line(line), |s| Ok(NmLine::Symbol(s)));
+            let sym = match parsed {
                 Ok(NmLine::Symbol(s)) => s,
                 Ok(NmLine::Blank | NmLine::NoAddress { .. }) => return Ok(()),
                 Err(e) => {
