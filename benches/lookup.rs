@@ -148,6 +148,20 @@ fn benches(c: &mut Criterion) {
             b.iter(|| black_box(pack(&list, s).unwrap().blob.len()))
         });
     }
+    // What ksym-filter writes for these symbols: the lines ksym-pack parses.
+    let mut filtered = Vec::new();
+    for s in ksym::reader::KallsymsMapped::from_blob(blob.as_bytes(), None, None)
+        .unwrap()
+        .symbols()
+    {
+        ksym::hex::push_u64_padded(&mut filtered, s.address);
+        filtered.extend_from_slice(&[b' ', s.symbol_type, b' ']);
+        s.name.extend_into(&mut filtered);
+        filtered.push(b'\n');
+    }
+    g.bench_function("read_lines", |b| {
+        b.iter(|| black_box(SymbolList::read_lines(&filtered[..]).unwrap().len()))
+    });
     g.bench_function("from_blob_validate", |b| {
         b.iter(|| {
             black_box(
