@@ -155,9 +155,14 @@ fn saves(uses: usize, len: usize, ref_len: usize) -> bool {
 fn seed_candidates<N: NameList + ?Sized>(names: &Names<'_, N>) -> Vec<Candidate> {
     // Prefix → (names it prefixes at a seed length, a rank holding it).
     let mut counts: HashMap<&[u8], (usize, u32)> = HashMap::new();
-    for r in 0..names.order.by_name.len() {
-        let name = names.at_rank(r);
-        let mut add = |len: usize| counts.entry(&name[..len]).or_insert((0, r as u32)).0 += 1;
+    // Names in position order (where they lie in memory), each with its rank.
+    let mut rank_of = vec![0u32; names.order.by_name.len()];
+    for (r, &pos) in names.order.by_name.iter().enumerate() {
+        rank_of[pos as usize] = r as u32;
+    }
+    for (pos, &r) in rank_of.iter().enumerate() {
+        let name = names.names.name(pos);
+        let mut add = |len: usize| counts.entry(&name[..len]).or_insert((0, r)).0 += 1;
         let mut last = 0;
         for &l in SEED_LENGTHS.iter().take_while(|&&l| l <= name.len()) {
             let b = char_floor(name, l);
