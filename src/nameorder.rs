@@ -6,7 +6,8 @@
 //! time. The sort works on 16-byte keys instead, one level at a time: sort by
 //! bytes `0..16`, then re-key and sort only the groups still tied, by bytes
 //! `16..32`, and so on. Each name is read once per level it takes part in,
-//! and the LCP of neighbours falls out of the keys.
+//! and the LCP of neighbours falls out of the keys. Large inputs are sorted
+//! as two halves on two threads.
 
 /// Names by position, as name order and token selection read them: a slice
 /// of names, or the writer's symbol list in address order without a slice
@@ -132,9 +133,9 @@ impl Entry {
 /// `names` is indexed by position (the writer passes address order); at most
 /// `u32::MAX` names, each at most `u32::MAX` bytes (the writer checks both).
 /// Deterministic: ties in bytes go by position, so the order is total.
-/// Large inputs are split in two by key around a sampled median and the
-/// halves sorted on two threads when the machine has them (the result does
-/// not depend on it).
+/// Large inputs (16,384 names or more) are split in two at a sampled key
+/// near the middle and the halves sorted on two threads when the machine has
+/// them; the result does not depend on it.
 pub fn name_order<N: NameList + ?Sized>(names: &N) -> NameOrder {
     const PARALLEL_MIN: usize = 1 << 14;
     let n = names.len();
