@@ -15,6 +15,18 @@ W=target/bench
 mkdir -p "$W"
 CORPUS=${KSYM_CORPUS:-../shared/corpus}
 
+# once IN OUT CMD...: runs CMD once with IN as stdin and OUT as stdout; sets
+# W1 (wall s, from bash's microsecond clock, since time -v rounds to 10 ms;
+# it includes starting /usr/bin/time, about 1 ms) and R1 (peak RSS, KiB).
+once() {
+    local in=$1 out=$2 t0 t1; shift 2
+    t0=$EPOCHREALTIME
+    /usr/bin/time -v -o "$W/time.txt" "$@" < "$in" > "$out"
+    t1=$EPOCHREALTIME
+    W1=$(awk "BEGIN { print $t1 - $t0 }")
+    R1=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$W/time.txt")
+}
+
 # measure LABEL CMD... (stdin/stdout as redirected by the caller): runs CMD
 # ${RUNS:-5} times (this VM's wall times drift; the best run is the signal) and
 # sets WALL (s, best) and RSS (KiB, largest). Stdin is saved first so every run
@@ -25,15 +37,9 @@ measure() {
     cat > "$in"
     WALL=""; RSS=0
     for _ in $(seq "${RUNS:-5}"); do
-        # Wall time from bash's microsecond clock (time -v rounds to 10 ms);
-        # it includes starting /usr/bin/time, about 1 ms.
-        local t0=$EPOCHREALTIME
-        /usr/bin/time -v -o "$W/time.txt" "$@" < "$in" > "$out"
-        local t1=$EPOCHREALTIME w r
-        w=$(awk "BEGIN { print $t1 - $t0 }")
-        r=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$W/time.txt")
-        if [ -z "$WALL" ] || awk "BEGIN { exit !($w < $WALL) }"; then WALL=$w; fi
-        [ "$r" -gt "$RSS" ] && RSS=$r
+        once "$in" "$out" "$@"
+        if [ -z "$WALL" ] || awk "BEGIN { exit !($W1 < $WALL) }"; then WALL=$W1; fi
+        [ "$R1" -gt "$RSS" ] && RSS=$R1
     done
     cat "$out"
     rm -f "$in" "$out"
@@ -45,19 +51,15 @@ measure() {
 # sets WALLS[i] (s, best) and RSSES[i] (KiB, largest). CMD is split on blanks.
 race() {
     local in=$1; shift
-    local labels=() cmds=() i r t0 t1 w
+    local labels=() cmds=() i
     while [ $# -gt 0 ]; do labels+=("$1"); cmds+=("$2"); shift 2; done
     WALLS=(); RSSES=()
-    for r in $(seq "${RUNS:-7}"); do
+    for _ in $(seq "${RUNS:-7}"); do
         for i in "${!cmds[@]}"; do
-            t0=$EPOCHREALTIME
             # shellcheck disable=SC2086
-            /usr/bin/time -v -o "$W/time.txt" ${cmds[$i]} < "$in" > /dev/null
-            t1=$EPOCHREALTIME
-            w=$(awk "BEGIN { print $t1 - $t0 }")
-            r=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$W/time.txt")
-            if [ -z "${WALLS[$i]:-}" ] || awk "BEGIN { exit !($w < ${WALLS[$i]}) }"; then WALLS[$i]=$w; fi
-            if [ -z "${RSSES[$i]:-}" ] || [ "$r" -gt "${RSSES[$i]}" ]; then RSSES[$i]=$r; fi
+            once "$in" /dev/null ${cmds[$i]}
+            if [ -z "${WALLS[$i]:-}" ] || awk "BEGIN { exit !($W1 < ${WALLS[$i]}) }"; then WALLS[$i]=$W1; fi
+            if [ -z "${RSSES[$i]:-}" ] || [ "$R1" -gt "${RSSES[$i]}" ]; then RSSES[$i]=$R1; fi
         done
     done
     for i in "${!cmds[@]}"; do

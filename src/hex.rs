@@ -59,13 +59,6 @@ fn hex8(w: u64) -> Option<u32> {
     Some((v | (v >> 16)) as u32)
 }
 
-/// Value of one hex digit.
-#[inline]
-pub fn digit(b: u8) -> Option<u8> {
-    let d = VALUES[usize::from(b)];
-    (d & NOT_HEX == 0).then_some(d)
-}
-
 /// Marks a byte that is not a hex digit in [`VALUES`].
 const NOT_HEX: u8 = 0x80;
 
@@ -140,8 +133,15 @@ mod tests {
 
     /// The byte-at-a-time parser, for checking the 16-digit one.
     fn scalar(s: &[u8]) -> Option<u64> {
-        s.iter()
-            .try_fold(0u64, |v, &b| Some((v << 4) | u64::from(digit(b)?)))
+        s.iter().try_fold(0u64, |v, &b| {
+            let d = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                b'A'..=b'F' => b - b'A' + 10,
+                _ => return None,
+            };
+            Some((v << 4) | u64::from(d))
+        })
     }
 
     #[test]

@@ -146,7 +146,7 @@ pub fn parse_canonical(line: &[u8]) -> Option<NmSymbol<'_>> {
         return None;
     }
     Some(NmSymbol {
-        address: hex::parse_u64(digits)?,
+        address: hex::parse_u64_16(digits)?,
         symbol_type: *ty,
         name,
         module: None,
