@@ -15,8 +15,10 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod blob;
 pub mod format;
 pub mod reader;
+pub mod v2;
 
 #[cfg(feature = "std")]
 pub mod addrindex;
@@ -41,4 +43,5 @@ pub mod tokens;
 #[cfg(feature = "std")]
 pub mod writer;
 
+pub use blob::{Format, Kallsyms};
 pub use reader::{AddressHit, BlobError, BlobErrorKind, KallsymsMapped, Name, Symbol};

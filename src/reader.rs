@@ -63,6 +63,19 @@ pub enum BlobErrorKind {
     /// `seqs[rank]` is out of range or breaks name order (so `seqs` is not the
     /// name-order permutation of FORMAT.md §4).
     NameOrder { rank: usize },
+    /// v2: the header is not what FORMAT.md §9.1 describes.
+    BadHeader(&'static str),
+    /// v2: a version this reader does not implement.
+    UnsupportedVersion { version: u16 },
+    /// v2: a section's bytes do not match its CRC32C (FORMAT.md §9.2).
+    SectionChecksum { section: &'static str },
+    /// v2: a required section is absent from the directory.
+    MissingSection { section: &'static str },
+    /// v2: a section's contents break a rule of FORMAT.md part II.
+    BadSection {
+        section: &'static str,
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for BlobError {
@@ -114,6 +127,16 @@ impl fmt::Display for BlobError {
                     "seqs[{rank}] is out of range or out of name order (not a permutation sorted by name)"
                 )
             }
+            BadHeader(what) => write!(f, "v2 header: {what}"),
+            UnsupportedVersion { version } => {
+                write!(f, "v2 header: version {version}, expected 2")
+            }
+            SectionChecksum { section } => write!(
+                f,
+                "section `{section}`: CRC32C mismatch (the blob is damaged)"
+            ),
+            MissingSection { section } => write!(f, "section `{section}` is missing"),
+            BadSection { section, what } => write!(f, "section `{section}`: {what}"),
         }
     }
 }
@@ -121,62 +144,95 @@ impl fmt::Display for BlobError {
 #[cfg(feature = "std")]
 impl std::error::Error for BlobError {}
 
-/// A stored name: at most one token followed by raw bytes (FORMAT.md §3.2).
-/// Borrowed from the blob; comparing or printing it decodes nothing.
+/// A stored name, borrowed from the blob: a v1 record (at most one token
+/// followed by raw bytes, FORMAT.md §3.2) or a v2 coded name (§11), decoded
+/// as it is read. Comparing or printing it allocates nothing.
 #[derive(Clone, Copy)]
-pub struct Name<'a> {
-    token: &'a [u8],
-    rest: &'a [u8],
+pub struct Name<'a>(Repr<'a>);
+
+#[derive(Clone, Copy)]
+enum Repr<'a> {
+    Plain { token: &'a [u8], rest: &'a [u8] },
+    Coded(crate::v2::read::CodedName<'a>),
 }
 
 impl<'a> Name<'a> {
-    /// The expanded token (empty when the record uses none).
-    pub fn token(&self) -> &'a [u8] {
-        self.token
+    /// A v1 name: `token` (empty for none) then `rest`.
+    pub(crate) fn plain(token: &'a [u8], rest: &'a [u8]) -> Self {
+        Name(Repr::Plain { token, rest })
     }
-    /// The raw bytes after the token.
-    pub fn rest(&self) -> &'a [u8] {
-        self.rest
+    /// A v2 name.
+    pub(crate) fn coded(c: crate::v2::read::CodedName<'a>) -> Self {
+        Name(Repr::Coded(c))
+    }
+    /// Calls `f` with the name's bytes in runs, in order.
+    #[inline]
+    pub fn for_each_run(&self, mut f: impl FnMut(&'a [u8])) {
+        match self.0 {
+            Repr::Plain { token, rest } => {
+                f(token);
+                f(rest);
+            }
+            Repr::Coded(c) => c.for_each_run(f),
+        }
     }
     /// Length of the expanded name in bytes.
     pub fn len(&self) -> usize {
-        self.token.len() + self.rest.len()
+        let mut n = 0;
+        self.for_each_run(|r| n += r.len());
+        n
     }
     /// True for an empty name (never in a well-formed blob).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// The expanded name's bytes, in order.
-    pub fn bytes(&self) -> impl Iterator<Item = u8> + 'a {
-        self.token.iter().chain(self.rest.iter()).copied()
-    }
     /// Byte-order comparison of this name with `key` (the name order of FORMAT.md §4).
     pub fn cmp_bytes(&self, key: &[u8]) -> Ordering {
-        let t = self.token.len().min(key.len());
-        match self.token[..t].cmp(&key[..t]) {
-            Ordering::Equal if t < self.token.len() => Ordering::Greater,
-            Ordering::Equal => self.rest.cmp(&key[t..]),
-            o => o,
+        match self.0 {
+            Repr::Plain { token, rest } => {
+                let t = token.len().min(key.len());
+                match token[..t].cmp(&key[..t]) {
+                    Ordering::Equal if t < token.len() => Ordering::Greater,
+                    Ordering::Equal => rest.cmp(&key[t..]),
+                    o => o,
+                }
+            }
+            Repr::Coded(c) => c.cmp_key(key).0,
         }
     }
-    /// Byte-order comparison of two stored names.
-    pub fn cmp_name(&self, other: &Name<'_>) -> Ordering {
-        if self.token.len() == other.token.len() && self.token == other.token {
-            return self.rest.cmp(other.rest);
+    /// Byte-order comparison of two v1 names (what v1 validation needs);
+    /// a v2 name compares as empty here: use [`Name::cmp_bytes`].
+    fn cmp_plain(&self, other: &Name<'_>) -> Ordering {
+        let parts = |n: &Name<'a>| match n.0 {
+            Repr::Plain { token, rest } => (token, rest),
+            Repr::Coded(_) => (&[][..], &[][..]),
+        };
+        let (t1, r1) = parts(self);
+        let (t2, r2) = match other.0 {
+            Repr::Plain { token, rest } => (token, rest),
+            Repr::Coded(_) => (&[][..], &[][..]),
+        };
+        if t1.len() == t2.len() && t1 == t2 {
+            return r1.cmp(r2);
         }
-        self.bytes().cmp(other.bytes())
+        t1.iter().chain(r1).cmp(t2.iter().chain(r2))
     }
     /// True when the name equals `key` byte for byte.
     pub fn eq_bytes(&self, key: &[u8]) -> bool {
-        key.len() == self.len()
-            && key.starts_with(self.token)
-            && &key[self.token.len()..] == self.rest
+        match self.0 {
+            Repr::Plain { token, rest } => {
+                key.len() == token.len() + rest.len()
+                    && key.starts_with(token)
+                    && &key[token.len()..] == rest
+            }
+            Repr::Coded(c) => c.cmp_key(key).0 == Ordering::Equal,
+        }
     }
     /// Appends the expanded name to `out`.
     #[cfg(feature = "std")]
+    #[inline]
     pub fn extend_into(&self, out: &mut std::vec::Vec<u8>) {
-        out.extend_from_slice(self.token);
-        out.extend_from_slice(self.rest);
+        self.for_each_run(|r| out.extend_from_slice(r));
     }
 }
 
@@ -189,17 +245,20 @@ impl PartialEq<[u8]> for Name<'_> {
 /// Prints the name, with invalid UTF-8 replaced by U+FFFD.
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // A token may end inside a UTF-8 character only for non-UTF-8 names,
+        // A run may end inside a UTF-8 character only for non-UTF-8 names,
         // which print lossily either way.
-        for part in [self.token, self.rest] {
+        let mut res = Ok(());
+        self.for_each_run(|part| {
             for chunk in part.utf8_chunks() {
-                f.write_str(chunk.valid())?;
-                if !chunk.invalid().is_empty() {
-                    f.write_str("\u{FFFD}")?;
+                if res.is_ok() {
+                    res = f.write_str(chunk.valid());
+                }
+                if !chunk.invalid().is_empty() && res.is_ok() {
+                    res = f.write_str("\u{FFFD}");
                 }
             }
-        }
-        Ok(())
+        });
+        res
     }
 }
 
@@ -220,6 +279,9 @@ pub struct Symbol<'a> {
     pub symbol_type: u8,
     /// The name.
     pub name: Name<'a>,
+    /// The module it belongs to (the `[module]` column of /proc/kallsyms);
+    /// always `None` in a v1 blob, which has no field for it (FORMAT.md §6).
+    pub module: Option<&'a [u8]>,
 }
 
 /// The answer to an address lookup (FORMAT.md §5.2).
@@ -507,7 +569,7 @@ impl<'a> KallsymsMapped<'a> {
             }
             if rank > 0 {
                 let p = u32::from_le(seqs[rank - 1]) as usize;
-                match view.name(p).cmp_name(&view.name(s)) {
+                match view.name(p).cmp_plain(&view.name(s)) {
                     Ordering::Less => {}
                     Ordering::Equal if p < s => {}
                     _ => return Err(bad),
@@ -632,14 +694,8 @@ impl<'a> KallsymsMapped<'a> {
         let len = u16::from_le_bytes([self.names[at + 1], self.names[at + 2]]) as usize;
         let payload = &self.names[at + RECORD_PREFIX_LEN..at + RECORD_PREFIX_LEN + len];
         let name = match parse_token_ref(payload) {
-            Ok(Some((id, rl))) => Name {
-                token: self.token(id as usize),
-                rest: &payload[rl..],
-            },
-            _ => Name {
-                token: &[],
-                rest: payload,
-            },
+            Ok(Some((id, rl))) => Name::plain(self.token(id as usize), &payload[rl..]),
+            _ => Name::plain(&[], payload),
         };
         (ty, name)
     }
@@ -653,6 +709,7 @@ impl<'a> KallsymsMapped<'a> {
             address: self.address(i),
             symbol_type,
             name,
+            module: None,
         }
     }
 

@@ -53,6 +53,16 @@ pub enum PackErrorKind {
         /// Bytes the names section would need.
         bytes: u64,
     },
+    /// v2: the name of symbol `index` (input order) holds byte 0x00 at `at`,
+    /// which ends coded names (FORMAT.md §11.2).
+    NulInName {
+        /// Symbol index in input order.
+        index: usize,
+        /// Byte offset of the 0x00 inside the name.
+        at: usize,
+    },
+    /// v2: the release or build-id is longer than 65,535 bytes.
+    MetaTooLong,
     /// Reading the input failed.
     Io(std::io::Error),
 }
@@ -92,6 +102,16 @@ impl fmt::Display for PackError {
                 f,
                 "name records need {bytes} bytes; u32 offsets address at most 4 GiB (FORMAT.md §2)"
             ),
+            PackErrorKind::NulInName { index, at } => write!(
+                f,
+                "symbol {index}: name holds byte 0x00 at offset {at}; 0x00 ends v2 coded names (FORMAT.md §11.2)"
+            ),
+            PackErrorKind::MetaTooLong => {
+                write!(
+                    f,
+                    "release or build-id longer than 65,535 bytes (FORMAT.md §10.6)"
+                )
+            }
             PackErrorKind::Io(e) => write!(f, "read error: {e}"),
         }
     }
@@ -106,6 +126,10 @@ pub struct SymbolList {
     types: Vec<u8>,
     name_ends: Vec<usize>,
     arena: Vec<u8>,
+    /// `(symbol index, module id)` for symbols with a `[module]` column,
+    /// ascending; ids index `module_names`.
+    modules: Vec<(u32, u32)>,
+    module_names: Vec<Box<[u8]>>,
 }
 
 impl SymbolList {
@@ -143,6 +167,48 @@ impl SymbolList {
     /// Symbol type of symbol `i` (input order).
     pub fn symbol_type(&self, i: usize) -> u8 {
         self.types[i]
+    }
+
+    /// Module of symbol `i` (input order): the `[module]` column it had.
+    pub fn module(&self, i: usize) -> Option<&[u8]> {
+        let k = self
+            .modules
+            .binary_search_by_key(&(i as u32), |m| m.0)
+            .ok()?;
+        Some(&self.module_names[self.modules[k].1 as usize])
+    }
+
+    /// True when some symbol has a module.
+    pub fn has_modules(&self) -> bool {
+        !self.modules.is_empty()
+    }
+
+    /// Sets the module of the symbol pushed last (v1 blobs drop it, FORMAT.md
+    /// §6; v2 blobs keep it, §10.5). Does nothing on an empty list.
+    pub fn set_last_module(&mut self, module: &[u8]) {
+        let Some(i) = self.len().checked_sub(1) else {
+            return;
+        };
+        // Module symbols come in runs: the last name used is the likely one.
+        let id = match self.modules.last() {
+            Some(&(_, id)) if &*self.module_names[id as usize] == module => id,
+            _ => match self.module_names.iter().position(|m| &**m == module) {
+                Some(p) => p as u32,
+                None => {
+                    self.module_names.push(module.into());
+                    (self.module_names.len() - 1) as u32
+                }
+            },
+        };
+        self.modules.push((i as u32, id));
+    }
+
+    /// Input positions in address order: stable, so aliases keep input order
+    /// (FORMAT.md §4).
+    pub fn address_order(&self) -> Vec<u32> {
+        let mut by_addr: Vec<u32> = (0..self.len() as u32).collect();
+        by_addr.sort_by_key(|&i| self.addresses[i as usize]);
+        by_addr
     }
 
     /// Adds a symbol after checking it fits a name record.
@@ -188,7 +254,7 @@ impl SymbolList {
 
     /// Reads `ADDR TYPE NAME` lines (what `ksym-filter` writes; any nm-style
     /// line parses) into a list. Blank lines are skipped; the `[module]`
-    /// column, if any, is dropped (FORMAT.md §6).
+    /// column, if any, is kept for v2 (v1 drops it, FORMAT.md §6).
     ///
     /// Errors: the first bad line, with its number and what was expected.
     pub fn read_lines<R: BufRead>(input: R) -> Result<Self, PackError> {
@@ -211,9 +277,14 @@ impl SymbolList {
                     .map_err(|e| fail(e.kind));
             }
             match parse_line(line) {
-                Ok(NmLine::Symbol(s)) => list
-                    .push(s.address, s.symbol_type, s.name)
-                    .map_err(|e| fail(e.kind)),
+                Ok(NmLine::Symbol(s)) => {
+                    list.push(s.address, s.symbol_type, s.name)
+                        .map_err(|e| fail(e.kind))?;
+                    if let Some(m) = s.module {
+                        list.set_last_module(m);
+                    }
+                    Ok(())
+                }
                 Ok(NmLine::Blank) => Ok(()),
                 Ok(NmLine::NoAddress { .. }) => Err(fail(PackErrorKind::NoAddress)),
                 Err(e) => Err(fail(PackErrorKind::Line(e))),
@@ -300,8 +371,7 @@ impl<'a> Layout<'a> {
     /// 4 GiB (every other limit was checked by [`SymbolList::push`]).
     pub fn new(list: &'a SymbolList, strategy: TokenStrategy) -> Result<Self, PackError> {
         let n = list.len();
-        let mut by_addr: Vec<u32> = (0..n as u32).collect();
-        by_addr.sort_by_key(|&i| list.addresses[i as usize]);
+        let by_addr = list.address_order();
         let names = ByAddress {
             list,
             by_addr: &by_addr,

@@ -5,17 +5,30 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use ksym::blobfile::MappedBlob;
+use ksym::blobfile::AlignedBlob;
 use ksym::cli::{CliError, IN_BUF, main_with, open_input, stdout_error, stdout_is_terminal};
 use ksym::hex;
-use ksym::reader::KallsymsMapped;
 use ksym::tokens::TokenStrategy;
+use ksym::v2::write::{V2Options, pack_v2};
 use ksym::writer::{Layout, SymbolList};
+use ksym::{Format, Kallsyms};
 
-const USAGE: &str = "usage: ksym-pack [-o FILE] [-v] [--tokens optimal|seed] [INPUT|-]
+const USAGE: &str = "usage: ksym-pack [OPTIONS] [INPUT|-]
        ksym-pack --check BLOB
        ksym-pack --dump BLOB
-Packs `ADDR TYPE NAME` lines (ksym-filter's output) into a kallsyms blob.";
+Packs `ADDR TYPE NAME[\t[module]]` lines (ksym-filter's output) into a kallsyms blob.
+  -o, --output FILE     write FILE atomically (temporary file + rename), not stdout
+  -v, --verbose         print counts and section sizes on stderr
+      --format v1|v2    v1: the seed's format (default); v2: compact, checksummed, with modules
+      --tokens optimal|seed   v1 prefix-token strategy (default optimal)
+      --release STR     v2: store the kernel release (uname -r)
+      --build-id HEX    v2: store the kernel's build-id
+      --check BLOB      validate a blob of either format; says what and where is wrong
+      --dump BLOB       print a blob back as ADDR TYPE NAME[\t[module]] lines
+  -h, --help            this text";
+
+/// Writes the packed blob to a stream (either format).
+type WriteBlob<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + 'a;
 
 enum Mode {
     Pack {
@@ -23,6 +36,8 @@ enum Mode {
         output: Option<PathBuf>,
         verbose: bool,
         strategy: TokenStrategy,
+        format: Format,
+        v2: V2Options,
     },
     Check(PathBuf),
     Dump(PathBuf),
@@ -32,12 +47,32 @@ fn parse_args() -> Result<Mode, CliError> {
     use lexopt::prelude::*;
     let (mut input, mut output, mut verbose, mut strategy) =
         (None, None, false, TokenStrategy::default());
+    let (mut format, mut v2) = (Format::V1, V2Options::default());
     let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
             Short('o') | Long("output") => output = Some(PathBuf::from(p.value()?)),
             Short('v') | Long("verbose") => verbose = true,
             Long("tokens") => strategy = p.value()?.parse()?,
+            Long("format") => {
+                format = match p.value()?.to_str() {
+                    Some("v1") => Format::V1,
+                    Some("v2") => Format::V2,
+                    other => {
+                        return Err(CliError::Usage(format!(
+                            "--format: expected v1 or v2, got `{}`",
+                            other.unwrap_or("?")
+                        )));
+                    }
+                }
+            }
+            Long("release") => v2.release = p.value()?.string()?.into_bytes(),
+            Long("build-id") => {
+                let s = p.value()?.string()?;
+                v2.build_id = parse_build_id(&s).ok_or_else(|| {
+                    CliError::Usage(format!("--build-id: expected hex bytes, got `{s}`"))
+                })?;
+            }
             Long("check") => return Ok(Mode::Check(p.value()?.into())),
             Long("dump") => return Ok(Mode::Dump(p.value()?.into())),
             Short('h') | Long("help") => {
@@ -48,55 +83,74 @@ fn parse_args() -> Result<Mode, CliError> {
             _ => return Err(arg.unexpected().into()),
         }
     }
+    if format == Format::V1 && (!v2.release.is_empty() || !v2.build_id.is_empty()) {
+        return Err(CliError::Usage(
+            "--release and --build-id need --format v2 (v1 has no field for them)".into(),
+        ));
+    }
     Ok(Mode::Pack {
         input: input.unwrap_or_else(|| "-".into()),
         output,
         verbose,
         strategy,
+        format,
+        v2,
     })
 }
 
-fn open_blob(path: &Path) -> Result<MappedBlob, CliError> {
-    MappedBlob::open(path).map_err(|e| CliError::input(path.display(), e))
+/// Hex bytes, an even number of digits (a build-id as `file` or `readelf -n` prints it).
+fn parse_build_id(s: &str) -> Option<Vec<u8>> {
+    let d = s.strip_prefix("0x").unwrap_or(s).as_bytes();
+    if d.is_empty() || d.len() % 2 != 0 {
+        return None;
+    }
+    d.chunks(2)
+        .map(|c| hex::parse_u64(c).map(|v| v as u8))
+        .collect()
+}
+
+fn open_blob(path: &Path) -> Result<AlignedBlob, CliError> {
+    AlignedBlob::read_file(path).map_err(|e| CliError::input(path.display(), e))
 }
 
 fn run() -> Result<(), CliError> {
     match parse_args()? {
         Mode::Check(path) => {
             let blob = open_blob(&path)?;
-            let m = KallsymsMapped::from_blob(blob.as_bytes(), None, None)
-                .map_err(|e| CliError::input(path.display(), e))?;
-            let s = m.section_sizes();
-            println!(
-                "{}: ok: {} symbols, {} tokens, {} bytes",
-                path.display(),
-                s.num_syms,
-                s.tokens,
-                s.total
-            );
+            let fail = |e| CliError::input(path.display(), e);
+            let k = Kallsyms::from_blob(blob.as_bytes(), None, None).map_err(fail)?;
+            k.verify().map_err(fail)?;
+            println!("{}: ok: {}", path.display(), ksym::blob::describe(&k));
             Ok(())
         }
         Mode::Dump(path) => {
             let blob = open_blob(&path)?;
-            let m = KallsymsMapped::from_blob(blob.as_bytes(), None, None)
+            let k = Kallsyms::from_blob(blob.as_bytes(), None, None)
                 .map_err(|e| CliError::input(path.display(), e))?;
             let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
             let mut line = Vec::with_capacity(256);
-            for s in m.symbols() {
+            for s in k.symbols() {
                 line.clear();
                 hex::push_u64_padded(&mut line, s.address);
                 line.extend_from_slice(&[b' ', s.symbol_type, b' ']);
                 s.name.extend_into(&mut line);
+                if let Some(m) = s.module {
+                    line.extend_from_slice(b"\t[");
+                    line.extend_from_slice(m);
+                    line.push(b']');
+                }
                 line.push(b'\n');
-                out.write_all(&line)?;
+                out.write_all(&line).map_err(stdout_error)?;
             }
-            Ok(out.flush()?)
+            out.flush().map_err(stdout_error)
         }
         Mode::Pack {
             input,
             output,
             verbose,
             strategy,
+            format,
+            v2,
         } => {
             if output.is_none() && stdout_is_terminal() {
                 return Err(CliError::Usage(
@@ -105,15 +159,28 @@ fn run() -> Result<(), CliError> {
             }
             let list = SymbolList::read_lines(open_input(&input)?)
                 .map_err(|e| CliError::input(&input, e))?;
-            let layout = Layout::new(&list, strategy).map_err(|e| CliError::input(&input, e))?;
-            if verbose {
-                eprintln!("ksym-pack: {}", layout.describe());
-            }
+            let write: Box<WriteBlob<'_>> = match format {
+                Format::V1 => {
+                    let layout =
+                        Layout::new(&list, strategy).map_err(|e| CliError::input(&input, e))?;
+                    if verbose {
+                        eprintln!("ksym-pack: {}", layout.describe());
+                    }
+                    Box::new(move |out| layout.write_to(out))
+                }
+                Format::V2 => {
+                    let packed = pack_v2(&list, &v2).map_err(|e| CliError::input(&input, e))?;
+                    if verbose {
+                        eprintln!("ksym-pack: {}", packed.describe());
+                    }
+                    Box::new(move |out| out.write_all(&packed.blob))
+                }
+            };
             match output {
-                Some(path) => write_atomically(&path, &layout),
+                Some(path) => write_atomically(&path, &*write),
                 None => {
                     let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
-                    layout.write_to(&mut out).map_err(stdout_error)?;
+                    write(&mut out).map_err(stdout_error)?;
                     out.flush().map_err(stdout_error)
                 }
             }
@@ -124,7 +191,10 @@ fn run() -> Result<(), CliError> {
 /// Writes to a temporary file beside `path` and renames it over `path`:
 /// readers see the old file or the whole new one, never a part. No fsync: the
 /// blob is a build output, which linkers and objcopy do not sync either.
-fn write_atomically(path: &Path, layout: &Layout<'_>) -> Result<(), CliError> {
+fn write_atomically(
+    path: &Path,
+    write: &WriteBlob<'_>,
+) -> Result<(), CliError> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -137,7 +207,7 @@ fn write_atomically(path: &Path, layout: &Layout<'_>) -> Result<(), CliError> {
     b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
     let mut tmp = b.tempfile_in(dir).map_err(fail)?;
     let mut out = io::BufWriter::with_capacity(IN_BUF, tmp.as_file_mut());
-    layout.write_to(&mut out).map_err(fail)?;
+    write(&mut out).map_err(fail)?;
     out.flush().map_err(fail)?;
     drop(out);
     tmp.persist(path).map_err(|e| fail(e.error))?;

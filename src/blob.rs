@@ -1,0 +1,244 @@
+//! One format-neutral view of a blob: [`Kallsyms`] is a v1 blob
+//! ([`KallsymsMapped`], docs/FORMAT.md part I) or a v2 blob ([`KallsymsV2`],
+//! part II), told apart by v2's magic. The resolver, `ksym-pack --check` and
+//! `--dump`, and the tests read blobs through it, so no tool has a code path
+//! per format. Builds without std.
+
+use crate::reader::{AddressHit, BlobError, KallsymsMapped, Symbol};
+use crate::v2::KallsymsV2;
+use crate::v2::read::is_v2;
+
+/// Which format a blob is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The seed's format (docs/FORMAT.md part I).
+    V1,
+    /// ksym's compact, self-checking format (docs/FORMAT.md part II).
+    V2,
+}
+
+/// A checked view of a blob of either format.
+// Built once per blob and passed by reference; boxing the larger v2 view
+// would need an allocator, which the no_std reader does not have.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, Copy)]
+pub enum Kallsyms<'a> {
+    /// A v1 blob.
+    V1(KallsymsMapped<'a>),
+    /// A v2 blob.
+    V2(KallsymsV2<'a>),
+}
+
+/// An iterator over one of two iterator types.
+#[derive(Debug, Clone)]
+pub enum Either<A, B> {
+    /// The first kind.
+    A(A),
+    /// The second kind.
+    B(B),
+}
+
+impl<T, A: Iterator<Item = T>, B: Iterator<Item = T>> Iterator for Either<A, B> {
+    type Item = T;
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        match self {
+            Either::A(a) => a.next(),
+            Either::B(b) => b.next(),
+        }
+    }
+}
+
+macro_rules! each {
+    ($self:expr, $m:ident => $e:expr) => {
+        match $self {
+            Kallsyms::V1($m) => $e,
+            Kallsyms::V2($m) => $e,
+        }
+    };
+}
+
+impl<'a> Kallsyms<'a> {
+    /// Checks `blob` and returns a view of it: v2 when it starts with the v2
+    /// magic (FORMAT.md §9.1), v1 otherwise. `stext`/`etext` override the
+    /// blob's own bounds.
+    ///
+    /// Errors: [`BlobError`] with the byte offset (and, for v2, the section)
+    /// of the first problem. A v1 blob is validated whole (linear time, and
+    /// must start 8-byte aligned); a v2 blob by its CRCs and section shapes.
+    pub fn from_blob(
+        blob: &'a [u8],
+        stext: Option<u64>,
+        etext: Option<u64>,
+    ) -> Result<Self, BlobError> {
+        if is_v2(blob) {
+            KallsymsV2::from_blob(blob, stext, etext).map(Kallsyms::V2)
+        } else {
+            KallsymsMapped::from_blob(blob, stext, etext).map(Kallsyms::V1)
+        }
+    }
+
+    /// The blob's format.
+    pub fn format(&self) -> Format {
+        match self {
+            Kallsyms::V1(_) => Format::V1,
+            Kallsyms::V2(_) => Format::V2,
+        }
+    }
+
+    /// Number of symbols.
+    pub fn len(&self) -> usize {
+        each!(self, m => m.len())
+    }
+
+    /// True when the blob holds no symbol.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `_stext` bound in use, if any.
+    pub fn stext(&self) -> Option<u64> {
+        each!(self, m => m.stext())
+    }
+
+    /// The `_etext` bound in use, if any.
+    pub fn etext(&self) -> Option<u64> {
+        each!(self, m => m.etext())
+    }
+
+    /// The kernel release stored in a v2 blob (`ksym-pack --release`), if any.
+    pub fn release(&self) -> Option<&'a [u8]> {
+        match self {
+            Kallsyms::V1(_) => None,
+            Kallsyms::V2(v) => Some(v.meta().release).filter(|r| !r.is_empty()),
+        }
+    }
+
+    /// True when a v2 blob's module table names `module`.
+    pub fn has_module(&self, module: &[u8]) -> bool {
+        match self {
+            Kallsyms::V1(_) => false,
+            Kallsyms::V2(v) => v.has_module(module),
+        }
+    }
+
+    /// The symbol covering `addr` (FORMAT.md §5.2; §12.1 for v2).
+    #[inline]
+    pub fn lookup_address(&self, addr: u64) -> Option<AddressHit<'a>> {
+        each!(self, m => m.lookup_address(addr))
+    }
+
+    /// The first symbol in address order named `name`.
+    pub fn lookup_name(&self, name: &[u8]) -> Option<Symbol<'a>> {
+        each!(self, m => m.lookup_name(name))
+    }
+
+    /// Every symbol named `name`, in address order.
+    pub fn lookup_name_all<'s>(&'s self, name: &[u8]) -> impl Iterator<Item = Symbol<'a>> + 's {
+        match self {
+            Kallsyms::V1(m) => Either::A(m.lookup_name_all(name)),
+            Kallsyms::V2(m) => Either::B(m.lookup_name_all(name)),
+        }
+    }
+
+    /// All symbols in address order, aliases in input order.
+    pub fn symbols(&self) -> impl Iterator<Item = Symbol<'a>> + '_ {
+        match self {
+            Kallsyms::V1(m) => Either::A(m.symbols()),
+            Kallsyms::V2(m) => Either::B(m.symbols()),
+        }
+    }
+
+    /// The first step of a lookup, for callers that batch many: the number
+    /// of (v1) addresses or (v2) stored rows at or below `addr`. `window`
+    /// narrows a v1 search (see [`KallsymsMapped::rank_in`]); v2 ignores it.
+    #[inline]
+    pub fn rank_in(&self, addr: u64, window: core::ops::Range<usize>) -> usize {
+        match self {
+            Kallsyms::V1(m) => m.rank_in(addr, window),
+            Kallsyms::V2(m) => m.rank(addr),
+        }
+    }
+
+    /// The second step: the answer for `addr` given its [`rank_in`](Self::rank_in).
+    #[inline]
+    pub fn lookup_ranked(&self, addr: u64, rank: usize) -> Option<AddressHit<'a>> {
+        each!(self, m => m.lookup_ranked(addr, rank))
+    }
+
+    /// Reads the record a v1 lookup at `rank` will read, so that a batch of
+    /// lookups overlaps its cache misses; returns a byte to keep it alive.
+    #[inline]
+    pub fn touch(&self, rank: usize) -> u8 {
+        match self {
+            Kallsyms::V1(m) if rank > 0 && rank <= m.len() => m.symbol_type(rank - 1),
+            _ => 0,
+        }
+    }
+
+    /// Everything `from_blob` does not check: for v1 nothing (it checked
+    /// all), for v2 [`KallsymsV2::verify`]. What `ksym-pack --check` runs.
+    ///
+    /// Errors: the first problem, as [`BlobError`].
+    #[cfg(feature = "std")]
+    pub fn verify(&self) -> Result<(), BlobError> {
+        match self {
+            Kallsyms::V1(_) => Ok(()),
+            Kallsyms::V2(v) => v.verify(),
+        }
+    }
+}
+
+/// One line describing a checked blob, as `ksym-pack --check` prints it:
+/// format, counts, size, and for v2 identity, text bounds and sections.
+#[cfg(feature = "std")]
+pub fn describe(k: &Kallsyms<'_>) -> std::string::String {
+    use std::fmt::Write as _;
+    let mut s = std::string::String::new();
+    match k {
+        Kallsyms::V1(m) => {
+            let z = m.section_sizes();
+            let _ = write!(
+                s,
+                "v1, {} symbols, {} tokens, {} bytes",
+                z.num_syms, z.tokens, z.total
+            );
+        }
+        Kallsyms::V2(v) => {
+            let total: usize = v.sections().map(|x| x.offset + x.len).max().unwrap_or(0);
+            let _ = write!(
+                s,
+                "v2, {} symbols ({} stored), {} pair codes, {} bytes ({:.2} B/symbol)",
+                v.len(),
+                v.stored(),
+                v.num_tokens(),
+                total,
+                total as f64 / v.len().max(1) as f64
+            );
+            let meta = v.meta();
+            if !meta.release.is_empty() {
+                let _ = write!(
+                    s,
+                    "; release {}",
+                    std::string::String::from_utf8_lossy(meta.release)
+                );
+            }
+            if !meta.build_id.is_empty() {
+                s.push_str("; build-id ");
+                for b in meta.build_id {
+                    let _ = write!(s, "{b:02x}");
+                }
+            }
+            for (i, name) in crate::v2::layout::BOUND_NAMES.iter().enumerate() {
+                if let Some(a) = meta.bound(i) {
+                    let _ = write!(s, "; {} {a:#x}", std::string::String::from_utf8_lossy(name));
+                }
+            }
+            s.push_str("; sections:");
+            for x in v.sections() {
+                let _ = write!(s, " {} {}", x.id.name(), x.len);
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,273 @@
+//! Constants of the v2 layout and the bit-level helpers the writer and the
+//! reader share. Source of truth: docs/FORMAT.md part II (§9–§14).
+
+use crc::{CRC_32_ISCSI, Crc, Table};
+
+/// The first 8 bytes of every v2 blob (FORMAT.md §9.1). Read as a v1
+/// `num_syms` (u64 little-endian) it is above `u32::MAX`, which no valid v1
+/// blob holds, so the two formats can never be mistaken for each other.
+pub const MAGIC: [u8; 8] = [0x89, b'K', b'S', b'Y', b'M', b'\r', b'\n', 0x1A];
+
+/// The version this reader and writer implement.
+pub const VERSION: u16 = 2;
+
+/// Bytes of the fixed header, before the section directory (FORMAT.md §9.1).
+pub const HEADER_LEN: usize = 32;
+
+/// Bytes of one section directory entry: id, CRC32C, offset, length (u32 each).
+pub const DIR_ENTRY_LEN: usize = 16;
+
+/// Stored rows per address block (FORMAT.md §10.2).
+pub const ADDR_BLOCK: usize = 64;
+
+/// Bytes of one address block header: base u64, bit position u32, width u8,
+/// shift u8, two zero bytes.
+pub const ADDR_BLOCK_HEADER: usize = 16;
+
+/// Names per front-coding bucket (FORMAT.md §11.2).
+pub const BUCKET: usize = 16;
+
+/// Bits of the pfx bitvector covered by one rank sample (FORMAT.md §10.4).
+pub const RANK_BLOCK_BITS: usize = 512;
+
+/// Steps between shortcuts on the cycles of `addr_to_name` (FORMAT.md
+/// §10.4): finding a row from its name-order rank follows at most
+/// `2 * SHORTCUT_STEP + 1` entries.
+pub const SHORTCUT_STEP: usize = 8;
+
+/// The name prefix of folded symbols (FORMAT.md §10.1): the compiler's
+/// function padding before `X` is named `__pfx_X` (Linux 6.2+, x86).
+pub const PFX: &[u8] = b"__pfx_";
+
+/// Distance in bytes from a folded `__pfx_X` symbol to `X`.
+pub const PFX_DISTANCE: u64 = 16;
+
+/// Byte ending a coded name in the names section (token code 0).
+pub const NAME_END: u8 = 0;
+
+/// Section ids, in the order they appear in a blob (FORMAT.md §9.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u32)]
+#[allow(missing_docs)]
+pub enum SectionId {
+    Meta = 1,
+    AddrBlocks = 2,
+    AddrBits = 3,
+    Types = 4,
+    TypeExceptions = 5,
+    Pfx = 6,
+    AddrToName = 7,
+    NameToAddr = 8,
+    NameIndex = 9,
+    Names = 10,
+    Tokens = 11,
+    Modules = 12,
+}
+
+/// Every section id, in blob order.
+pub const SECTIONS: [SectionId; 12] = [
+    SectionId::Meta,
+    SectionId::AddrBlocks,
+    SectionId::AddrBits,
+    SectionId::Types,
+    SectionId::TypeExceptions,
+    SectionId::Pfx,
+    SectionId::AddrToName,
+    SectionId::NameToAddr,
+    SectionId::NameIndex,
+    SectionId::Names,
+    SectionId::Tokens,
+    SectionId::Modules,
+];
+
+impl SectionId {
+    /// The section's name as FORMAT.md §9.2 and error messages spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SectionId::Meta => "meta",
+            SectionId::AddrBlocks => "addr_blocks",
+            SectionId::AddrBits => "addr_bits",
+            SectionId::Types => "types",
+            SectionId::TypeExceptions => "type_exceptions",
+            SectionId::Pfx => "pfx",
+            SectionId::AddrToName => "addr_to_name",
+            SectionId::NameToAddr => "name_to_addr",
+            SectionId::NameIndex => "name_index",
+            SectionId::Names => "names",
+            SectionId::Tokens => "tokens",
+            SectionId::Modules => "modules",
+        }
+    }
+}
+
+/// Bits of the `meta` section's `bounds` field: which text bounds the input had.
+pub mod bound {
+    /// `_stext`.
+    pub const STEXT: u32 = 1;
+    /// `_etext`.
+    pub const ETEXT: u32 = 2;
+    /// `_sinittext`.
+    pub const SINITTEXT: u32 = 4;
+    /// `_einittext`.
+    pub const EINITTEXT: u32 = 8;
+}
+
+/// Names of the four text-bound symbols, in `meta` order (FORMAT.md §10.6).
+pub const BOUND_NAMES: [&[u8]; 4] = [b"_stext", b"_etext", b"_sinittext", b"_einittext"];
+
+/// Bytes of `meta` before the release and build-id bytes.
+pub const META_FIXED: usize = 40;
+
+/// Bytes of the `tokens` section before the expansions: 257 u16 offsets.
+pub const TOKENS_FIXED: usize = 2 * 257;
+
+/// CRC32C (Castagnoli, as iSCSI, ext4 and Lidia use), slice-by-16 tables
+/// built at compile time, no std needed.
+pub static CRC32C: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_ISCSI);
+
+/// Bits needed to write every value `< n` (at least 1).
+pub const fn index_bits(n: usize) -> u32 {
+    if n <= 2 {
+        1
+    } else {
+        usize::BITS - (n - 1).leading_zeros()
+    }
+}
+
+/// Reads `width` bits (1..=64) at bit position `pos` of little-endian u64
+/// words; bits past the end read as zero.
+#[inline]
+pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
+    if width == 0 {
+        return 0;
+    }
+    let w = (pos / 64) as usize;
+    let sh = (pos % 64) as u32;
+    let lo = word(words, w) >> sh;
+    let v = if sh + width > 64 {
+        lo | (word(words, w + 1) << (64 - sh))
+    } else {
+        lo
+    };
+    if width == 64 {
+        v
+    } else {
+        v & ((1u64 << width) - 1)
+    }
+}
+
+/// Word `i` of a little-endian u64 array held as bytes; zero past the end.
+#[inline]
+pub fn word(words: &[u8], i: usize) -> u64 {
+    match i.checked_mul(8).and_then(|at| words.get(at..at + 8)) {
+        Some(b) => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        None => 0,
+    }
+}
+
+/// Bit `i` of a bitvector of little-endian u64 words; false past the end.
+#[inline]
+pub fn get_bit(words: &[u8], i: usize) -> bool {
+    word(words, i / 64) >> (i % 64) & 1 == 1
+}
+
+/// The little-endian u32 at byte `at`; zero past the end.
+#[inline]
+pub fn u32_at(b: &[u8], at: usize) -> u32 {
+    match b.get(at..at.saturating_add(4)) {
+        Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
+        None => 0,
+    }
+}
+
+/// The little-endian u16 at byte `at`; zero past the end.
+#[inline]
+pub fn u16_at(b: &[u8], at: usize) -> u16 {
+    match b.get(at..at.saturating_add(2)) {
+        Some(s) => u16::from_le_bytes([s[0], s[1]]),
+        None => 0,
+    }
+}
+
+/// The little-endian u64 at byte `at`; zero past the end.
+#[inline]
+pub fn u64_at(b: &[u8], at: usize) -> u64 {
+    match b.get(at..at.saturating_add(8)) {
+        Some(s) => u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]),
+        None => 0,
+    }
+}
+
+/// Set bits of `words` below bit `j`, with `ranks[k]` the count below bit
+/// `k * RANK_BLOCK_BITS` (FORMAT.md §10.4).
+#[inline]
+pub fn rank1(words: &[u8], ranks: &[u8], j: usize) -> usize {
+    let words_per = RANK_BLOCK_BITS / 64;
+    let blk = j / RANK_BLOCK_BITS;
+    let mut r = u32_at(ranks, 4 * blk) as usize;
+    for w in blk * words_per..j / 64 {
+        r += word(words, w).count_ones() as usize;
+    }
+    let rem = j % 64;
+    if rem > 0 {
+        r += (word(words, j / 64) & ((1u64 << rem) - 1)).count_ones() as usize;
+    }
+    r
+}
+
+/// Bytes of a bitvector of `n` bits with its rank samples: `ceil(n/64)` u64
+/// words, then one u32 per 512 bits, padded to 8.
+pub const fn bitvector_len(n: usize) -> usize {
+    let words = n.div_ceil(64);
+    (8 * words + 4 * words.div_ceil(RANK_BLOCK_BITS / 64)).div_ceil(8) * 8
+}
+
+/// Reads an unsigned LEB128 value of at most 3 bytes (values below 2^21) at
+/// `at`; returns it and the bytes read, or `None` when it is longer or cut off.
+#[inline]
+pub fn read_varint(b: &[u8], at: usize) -> Option<(u32, usize)> {
+    let mut v = 0u32;
+    for i in 0..3 {
+        let byte = *b.get(at + i)?;
+        v |= u32::from(byte & 0x7F) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magic_is_no_v1_count() {
+        assert!(u64::from_le_bytes(MAGIC) > u64::from(u32::MAX));
+        // The published check value of CRC-32C.
+        assert_eq!(CRC32C.checksum(b"123456789"), 0xE306_9283);
+    }
+
+    #[test]
+    fn bits_read_across_words() {
+        let words: Vec<u8> = [0xFFFF_0000_0000_0001u64, 0x5]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        assert_eq!(get_bits(&words, 0, 1), 1);
+        assert_eq!(get_bits(&words, 48, 16), 0xFFFF);
+        assert_eq!(get_bits(&words, 60, 8), 0x5F);
+        assert_eq!(get_bits(&words, 64, 64), 5);
+        assert_eq!(get_bits(&words, 128, 64), 0);
+        assert_eq!(get_bits(&words, u64::MAX - 3, 64), 0);
+        assert!(get_bit(&words, 0) && !get_bit(&words, 1) && !get_bit(&words, 9999));
+        assert_eq!(index_bits(0), 1);
+        assert_eq!(index_bits(2), 1);
+        assert_eq!(index_bits(3), 2);
+        assert_eq!(index_bits(65536), 16);
+        assert_eq!(index_bits(65537), 17);
+        assert_eq!(read_varint(&[0x85, 0x01], 0), Some((133, 2)));
+        assert_eq!(read_varint(&[0x85], 0), None);
+        assert_eq!(read_varint(&[0x80, 0x80, 0x80, 0x01], 0), None);
+    }
+}

@@ -1,0 +1,1219 @@
+//! The zero-copy v2 reader: checks the header, the section directory and
+//! every section's CRC32C once, then answers address and name lookups in
+//! place, without allocation and without trusting any count it reads: every
+//! access is bounds-checked, so a blob whose CRCs were forged still cannot
+//! make it panic or read out of bounds (only answer wrongly; `verify` finds
+//! that). Layout: docs/FORMAT.md part II. Builds without std.
+
+use core::cmp::Ordering;
+
+use super::layout::*;
+use crate::format::LAST_SYMBOL_MAX_SPAN;
+use crate::reader::{AddressHit, BlobError, BlobErrorKind, Name, Symbol};
+
+/// The token table: code `c` expands to `bytes[off[c]..off[c + 1]]` (FORMAT.md §11.3).
+#[derive(Clone, Copy, Debug)]
+pub struct Tokens<'a> {
+    offsets: &'a [u8],
+    bytes: &'a [u8],
+}
+
+impl<'a> Tokens<'a> {
+    /// The expansion of code `c`; empty for a damaged table.
+    #[inline]
+    pub fn expand(&self, c: u8) -> &'a [u8] {
+        let s = u16_at(self.offsets, 2 * c as usize) as usize;
+        let e = u16_at(self.offsets, 2 * c as usize + 2) as usize;
+        self.bytes.get(s..e).unwrap_or(&[])
+    }
+}
+
+/// Where the entries of one bucket lie, parsed up to entry `k` (FORMAT.md §11.2).
+struct Entries {
+    lcp: [u16; BUCKET],
+    code: [(u32, u32); BUCKET],
+    n: usize,
+}
+
+/// Parses entries `0..=k` of a bucket; stops early on a damaged bucket.
+#[inline]
+fn parse_entries(bucket: &[u8], k: usize) -> Entries {
+    let mut e = Entries {
+        lcp: [0; BUCKET],
+        code: [(0, 0); BUCKET],
+        n: 0,
+    };
+    let mut at = 0usize;
+    for i in 0..=k.min(BUCKET - 1) {
+        let mut lcp = 0u32;
+        if i > 0 {
+            let Some((v, used)) = read_varint(bucket, at) else {
+                break;
+            };
+            lcp = v;
+            at += used;
+        }
+        let rest = bucket.get(at..).unwrap_or(&[]);
+        let len = match rest.iter().position(|&b| b == NAME_END) {
+            Some(p) => p,
+            None => break,
+        };
+        e.lcp[i] = lcp.min(u32::from(u16::MAX)) as u16;
+        e.code[i] = (at as u32, (at + len) as u32);
+        e.n = i + 1;
+        at += len + 1;
+    }
+    e
+}
+
+/// A name stored front-coded and pair-coded in a v2 blob, decoded as it is
+/// read; `pfx` puts `__pfx_` before it (a folded symbol, FORMAT.md §10.1).
+#[derive(Clone, Copy)]
+pub struct CodedName<'a> {
+    bucket: &'a [u8],
+    k: u8,
+    pfx: bool,
+    tokens: Tokens<'a>,
+}
+
+/// A slice of coded bytes and how many expanded bytes of it belong to a name.
+#[derive(Clone, Copy, Default)]
+struct Piece {
+    from: u32,
+    to: u32,
+    take: u16,
+}
+
+/// The pieces of a coded name, in order: what each contributing entry adds.
+#[derive(Clone, Copy)]
+pub(crate) struct Pieces {
+    piece: [Piece; BUCKET],
+    n: u8,
+}
+
+impl<'a> CodedName<'a> {
+    pub(crate) fn pieces(&self) -> Pieces {
+        let e = parse_entries(self.bucket, self.k as usize);
+        let mut p = Pieces {
+            piece: [Piece::default(); BUCKET],
+            n: 0,
+        };
+        if e.n != self.k as usize + 1 {
+            return p; // damaged: an empty name
+        }
+        // Entry i contributes the bytes between its own LCP and the least LCP
+        // of the entries after it up to k (entry k contributes all of its own).
+        let mut limit = u16::MAX;
+        let mut rev = [Piece::default(); BUCKET];
+        let mut n = 0;
+        for i in (0..e.n).rev() {
+            if e.lcp[i] < limit || i == e.n - 1 {
+                rev[n] = Piece {
+                    from: e.code[i].0,
+                    to: e.code[i].1,
+                    take: limit.saturating_sub(e.lcp[i]),
+                };
+                n += 1;
+            }
+            limit = limit.min(e.lcp[i]);
+            if limit == 0 {
+                break;
+            }
+        }
+        for i in 0..n {
+            p.piece[i] = rev[n - 1 - i];
+        }
+        p.n = n as u8;
+        p
+    }
+
+    /// Calls `f` with the name's bytes, in runs, in order.
+    #[inline]
+    pub fn for_each_run(&self, mut f: impl FnMut(&'a [u8])) {
+        if self.pfx {
+            f(PFX);
+        }
+        let p = self.pieces();
+        for piece in &p.piece[..p.n as usize] {
+            let mut left = piece.take as usize;
+            let codes = self
+                .bucket
+                .get(piece.from as usize..piece.to as usize)
+                .unwrap_or(&[]);
+            for &c in codes {
+                if left == 0 {
+                    break;
+                }
+                let x = self.tokens.expand(c);
+                let x = &x[..x.len().min(left)];
+                left -= x.len();
+                f(x);
+            }
+        }
+    }
+
+    /// Byte-order comparison with `key`, and the bytes they share at the start.
+    pub fn cmp_key(&self, key: &[u8]) -> (Ordering, usize) {
+        let mut at = 0usize;
+        let mut ord = Ordering::Equal;
+        self.for_each_run(|run| {
+            if ord != Ordering::Equal {
+                return;
+            }
+            let k = key.get(at..).unwrap_or(&[]);
+            let n = run.len().min(k.len());
+            match run[..n].iter().zip(&k[..n]).position(|(a, b)| a != b) {
+                Some(p) => {
+                    at += p;
+                    ord = run[p].cmp(&k[p]);
+                }
+                None if run.len() > k.len() => {
+                    at += n;
+                    ord = Ordering::Greater;
+                }
+                None => at += n,
+            }
+        });
+        if ord == Ordering::Equal && at < key.len() {
+            ord = Ordering::Less;
+        }
+        (ord, at)
+    }
+}
+
+/// Compares the expanded `codes` (a suffix) with `key`; returns the order and
+/// the bytes they share.
+fn cmp_codes(tokens: &Tokens<'_>, codes: &[u8], key: &[u8]) -> (Ordering, usize) {
+    let mut at = 0usize;
+    for &c in codes {
+        let run = tokens.expand(c);
+        let k = key.get(at..).unwrap_or(&[]);
+        let n = run.len().min(k.len());
+        if let Some(p) = run[..n].iter().zip(&k[..n]).position(|(a, b)| a != b) {
+            return (run[p].cmp(&k[p]), at + p);
+        }
+        if run.len() > k.len() {
+            return (Ordering::Greater, at + n);
+        }
+        at += n;
+    }
+    (
+        if at < key.len() {
+            Ordering::Less
+        } else {
+            Ordering::Equal
+        },
+        at,
+    )
+}
+
+/// Module names and which stored rows belong to which (FORMAT.md §10.5).
+#[derive(Clone, Copy, Debug, Default)]
+struct Modules<'a> {
+    runs: &'a [u8],
+    nruns: usize,
+    offsets: &'a [u8],
+    nmods: usize,
+    names: &'a [u8],
+}
+
+/// The identity and text bounds of `meta` (FORMAT.md §10.6).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Meta<'a> {
+    /// Which of `_stext`, `_etext`, `_sinittext`, `_einittext` the input had
+    /// (bits of [`bound`]), and their addresses in that order.
+    pub bounds: u32,
+    /// The addresses of the four bounds (meaningful where `bounds` says so).
+    pub bound_addr: [u64; 4],
+    /// The kernel release (`uname -r`), possibly empty.
+    pub release: &'a [u8],
+    /// The build-id bytes, possibly empty.
+    pub build_id: &'a [u8],
+}
+
+impl Meta<'_> {
+    /// The address of bound `i` (0 `_stext`, 1 `_etext`, 2 `_sinittext`,
+    /// 3 `_einittext`) when the input had it.
+    pub fn bound(&self, i: usize) -> Option<u64> {
+        (self.bounds >> i & 1 == 1).then(|| self.bound_addr[i])
+    }
+}
+
+/// One section as the directory gives it: id, byte offset, byte length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SectionInfo {
+    /// The section.
+    pub id: SectionId,
+    /// Byte offset in the blob.
+    pub offset: usize,
+    /// Byte length.
+    pub len: usize,
+}
+
+/// A checked, zero-copy view of a v2 blob (FORMAT.md part II).
+#[derive(Clone, Copy)]
+pub struct KallsymsV2<'a> {
+    num_syms: usize,
+    stored: usize,
+    meta: Meta<'a>,
+    addr_blocks: &'a [u8],
+    addr_bits: &'a [u8],
+    types: &'a [u8],
+    type_exc: &'a [u8],
+    pfx: &'a [u8],
+    pfx_ranks: &'a [u8],
+    a2n: &'a [u8],
+    marks: &'a [u8],
+    mark_ranks: &'a [u8],
+    back: &'a [u8],
+    idx_bits: u32,
+    name_index: &'a [u8],
+    names: &'a [u8],
+    tokens: Tokens<'a>,
+    modules: Modules<'a>,
+    stext: Option<u64>,
+    etext: Option<u64>,
+    einittext: Option<u64>,
+    sections: [Option<SectionInfo>; 12],
+}
+
+impl core::fmt::Debug for KallsymsV2<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("KallsymsV2")
+            .field("num_syms", &self.num_syms)
+            .field("stored", &self.stored)
+            .field("stext", &self.stext)
+            .field("etext", &self.etext)
+            .finish()
+    }
+}
+
+fn err(offset: usize, kind: BlobErrorKind) -> BlobError {
+    BlobError { offset, kind }
+}
+
+fn bad(offset: usize, id: SectionId, what: &'static str) -> BlobError {
+    err(
+        offset,
+        BlobErrorKind::BadSection {
+            section: id.name(),
+            what,
+        },
+    )
+}
+
+const fn words_for(bits: usize) -> usize {
+    bits.div_ceil(64)
+}
+
+/// True when `blob` starts with the v2 magic.
+pub fn is_v2(blob: &[u8]) -> bool {
+    blob.starts_with(&MAGIC)
+}
+
+impl<'a> KallsymsV2<'a> {
+    /// Checks `blob`'s header, directory, CRCs and section shapes and returns
+    /// a view of it. `stext`/`etext` override the bounds stored in `meta`.
+    /// `blob` may start at any address; it is never copied.
+    ///
+    /// Errors: [`BlobError`] with the byte offset and, for a damaged section,
+    /// its name (a CRC32C mismatch names the section). Time: one CRC32C pass
+    /// over the blob plus a few thousand header reads.
+    pub fn from_blob(
+        blob: &'a [u8],
+        stext: Option<u64>,
+        etext: Option<u64>,
+    ) -> Result<Self, BlobError> {
+        let hdr = |what| err(0, BlobErrorKind::BadHeader(what));
+        if blob.len() < HEADER_LEN {
+            return Err(err(blob.len(), BlobErrorKind::Truncated("v2 header")));
+        }
+        if !is_v2(blob) {
+            return Err(hdr("no v2 magic"));
+        }
+        let version = u16_at(blob, 8);
+        if version != VERSION {
+            return Err(err(8, BlobErrorKind::UnsupportedVersion { version }));
+        }
+        let header_len = u16_at(blob, 10) as usize;
+        if u32_at(blob, 12) != 0 {
+            return Err(err(12, BlobErrorKind::BadHeader("unknown flags set")));
+        }
+        let num_syms = u32_at(blob, 16) as usize;
+        let stored = u32_at(blob, 20) as usize;
+        let nsect = u32_at(blob, 24) as usize;
+        if nsect > SECTIONS.len() || header_len != HEADER_LEN + DIR_ENTRY_LEN * nsect {
+            return Err(err(
+                10,
+                BlobErrorKind::BadHeader("header length and section count disagree"),
+            ));
+        }
+        let Some(header) = blob.get(..header_len) else {
+            return Err(err(
+                blob.len(),
+                BlobErrorKind::Truncated("section directory"),
+            ));
+        };
+        let mut d = CRC32C.digest();
+        d.update(&header[..28]);
+        d.update(&header[32..]);
+        if d.finalize() != u32_at(blob, 28) {
+            return Err(err(
+                28,
+                BlobErrorKind::SectionChecksum {
+                    section: "header and directory",
+                },
+            ));
+        }
+
+        let mut sections: [Option<SectionInfo>; 12] = [None; 12];
+        let mut slices: [&[u8]; 12] = [&[]; 12];
+        let mut end = header_len;
+        let mut prev_id = 0u32;
+        for s in 0..nsect {
+            let at = HEADER_LEN + DIR_ENTRY_LEN * s;
+            let raw_id = u32_at(blob, at);
+            let Some(&id) = SECTIONS.iter().find(|i| **i as u32 == raw_id) else {
+                return Err(err(at, BlobErrorKind::BadHeader("unknown section id")));
+            };
+            if raw_id <= prev_id {
+                return Err(err(
+                    at,
+                    BlobErrorKind::BadHeader("section ids not ascending"),
+                ));
+            }
+            prev_id = raw_id;
+            let crc = u32_at(blob, at + 4);
+            let off = u32_at(blob, at + 8) as usize;
+            let len = u32_at(blob, at + 12) as usize;
+            let start = end.div_ceil(8) * 8;
+            if off != start {
+                return Err(err(
+                    at + 8,
+                    BlobErrorKind::BadHeader(
+                        "section not where the previous one ends, padded to 8",
+                    ),
+                ));
+            }
+            let pad = blob
+                .get(end..start)
+                .ok_or(err(end, BlobErrorKind::Truncated(id.name())))?;
+            if let Some(p) = pad.iter().position(|&b| b != 0) {
+                return Err(err(end + p, BlobErrorKind::NonZeroPadding));
+            }
+            let bytes = blob
+                .get(off..off.saturating_add(len))
+                .ok_or(err(off, BlobErrorKind::Truncated(id.name())))?;
+            if CRC32C.checksum(bytes) != crc {
+                return Err(err(
+                    off,
+                    BlobErrorKind::SectionChecksum { section: id.name() },
+                ));
+            }
+            let k = raw_id as usize - 1;
+            sections[k] = Some(SectionInfo {
+                id,
+                offset: off,
+                len,
+            });
+            slices[k] = bytes;
+            end = off + len;
+        }
+        if end != blob.len() {
+            return Err(err(end, BlobErrorKind::TrailingBytes));
+        }
+        for id in SECTIONS {
+            if id != SectionId::Modules && sections[id as usize - 1].is_none() {
+                return Err(err(0, BlobErrorKind::MissingSection { section: id.name() }));
+            }
+        }
+        let sec = |id: SectionId| slices[id as usize - 1];
+        let at = |id: SectionId| sections[id as usize - 1].map_or(0, |s| s.offset);
+
+        // Shapes: every count the lookups rely on agrees with the lengths.
+        let m = stored;
+        let shape = |id: SectionId, want: Option<usize>| -> Result<(), BlobError> {
+            if want != Some(sec(id).len()) {
+                return Err(bad(at(id), id, "length does not match the symbol count"));
+            }
+            Ok(())
+        };
+        let nblocks = m.div_ceil(ADDR_BLOCK);
+        shape(
+            SectionId::AddrBlocks,
+            nblocks.checked_mul(ADDR_BLOCK_HEADER),
+        )?;
+        let nwords = words_for(m);
+        shape(SectionId::Types, Some(8 * nwords))?;
+        let nranks = nwords.div_ceil(RANK_BLOCK_BITS / 64);
+        shape(SectionId::Pfx, Some(bitvector_len(m)))?;
+        let idx_bits = index_bits(m);
+        let perm = m.checked_mul(idx_bits as usize).map(|b| 8 * words_for(b));
+        shape(SectionId::AddrToName, perm)?;
+        let n2a = sec(SectionId::NameToAddr);
+        let marks_len = bitvector_len(m);
+        let Some(marks_all) = n2a.get(..marks_len) else {
+            return Err(bad(
+                at(SectionId::NameToAddr),
+                SectionId::NameToAddr,
+                "shorter than its mark bitvector",
+            ));
+        };
+        let (marks, mark_ranks) = marks_all.split_at(8 * nwords);
+        let mark_ranks = &mark_ranks[..4 * nranks];
+        let nmarks: usize = marks
+            .chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])).count_ones() as usize)
+            .sum();
+        if n2a.len() != marks_len + 8 * words_for(nmarks * idx_bits as usize) {
+            return Err(bad(
+                at(SectionId::NameToAddr),
+                SectionId::NameToAddr,
+                "length does not match its marks",
+            ));
+        }
+        let back = &n2a[marks_len..];
+        let nbuckets = m.div_ceil(BUCKET);
+        shape(SectionId::NameIndex, Some(4 * nbuckets))?;
+        if sec(SectionId::TypeExceptions).len() % 8 != 0 {
+            return Err(bad(
+                at(SectionId::TypeExceptions),
+                SectionId::TypeExceptions,
+                "length is not a multiple of 8",
+            ));
+        }
+
+        let blocks = sec(SectionId::AddrBlocks);
+        let bits_len = sec(SectionId::AddrBits).len() as u64 * 8;
+        for b in 0..nblocks {
+            let h = b * ADDR_BLOCK_HEADER;
+            let pos = u64::from(u32_at(blocks, h + 8));
+            let width = blocks[h + 12];
+            let shift = blocks[h + 13];
+            let count = (m - b * ADDR_BLOCK).min(ADDR_BLOCK) as u64;
+            if width > 64 || shift > 63 || pos + count * u64::from(width) > bits_len {
+                return Err(bad(
+                    at(SectionId::AddrBlocks) + h,
+                    SectionId::AddrBlocks,
+                    "block width, shift or bit position out of range",
+                ));
+            }
+        }
+
+        let pfx_all = sec(SectionId::Pfx);
+        let (pfx, pfx_ranks) = pfx_all.split_at(8 * nwords);
+        let pfx_ranks = &pfx_ranks[..4 * nranks];
+        let folded: usize = pfx
+            .chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])).count_ones() as usize)
+            .sum();
+        if folded.checked_add(m) != Some(num_syms) {
+            return Err(bad(
+                at(SectionId::Pfx),
+                SectionId::Pfx,
+                "stored plus folded symbols is not num_syms",
+            ));
+        }
+
+        let tok = sec(SectionId::Tokens);
+        if tok.len() < TOKENS_FIXED
+            || u16_at(tok, 0) != 0
+            || u16_at(tok, 512) as usize != tok.len() - TOKENS_FIXED
+        {
+            return Err(bad(
+                at(SectionId::Tokens),
+                SectionId::Tokens,
+                "offsets do not start at 0 and end at the table's end",
+            ));
+        }
+        for c in 0..256 {
+            if u16_at(tok, 2 * c) > u16_at(tok, 2 * c + 2) {
+                return Err(bad(
+                    at(SectionId::Tokens) + 2 * c,
+                    SectionId::Tokens,
+                    "offsets not ascending",
+                ));
+            }
+        }
+        let tokens = Tokens {
+            offsets: &tok[..TOKENS_FIXED],
+            bytes: &tok[TOKENS_FIXED..],
+        };
+
+        let meta_b = sec(SectionId::Meta);
+        let rel_len = u16_at(meta_b, 36) as usize;
+        let id_len = u16_at(meta_b, 38) as usize;
+        if meta_b.len() != META_FIXED + rel_len + id_len || u32_at(meta_b, 32) > 0xF {
+            return Err(bad(
+                at(SectionId::Meta),
+                SectionId::Meta,
+                "lengths or bound bits out of range",
+            ));
+        }
+        let meta = Meta {
+            bounds: u32_at(meta_b, 32),
+            bound_addr: [
+                u64_at(meta_b, 0),
+                u64_at(meta_b, 8),
+                u64_at(meta_b, 16),
+                u64_at(meta_b, 24),
+            ],
+            release: &meta_b[META_FIXED..META_FIXED + rel_len],
+            build_id: &meta_b[META_FIXED + rel_len..],
+        };
+
+        let mut modules = Modules::default();
+        if let Some(s) = sections[SectionId::Modules as usize - 1] {
+            let mb = slices[SectionId::Modules as usize - 1];
+            let nmods = u32_at(mb, 0) as usize;
+            let nruns = u32_at(mb, 4) as usize;
+            let runs_end = nruns.checked_mul(8).and_then(|x| x.checked_add(8));
+            let offs_end =
+                runs_end.and_then(|r| nmods.checked_add(1)?.checked_mul(4)?.checked_add(r));
+            let (Some(runs_end), Some(offs_end)) = (runs_end, offs_end) else {
+                return Err(bad(s.offset, SectionId::Modules, "counts too large"));
+            };
+            if offs_end > mb.len() || u32_at(mb, offs_end - 4) as usize != mb.len() - offs_end {
+                return Err(bad(
+                    s.offset,
+                    SectionId::Modules,
+                    "counts do not match the length",
+                ));
+            }
+            modules = Modules {
+                runs: &mb[8..runs_end],
+                nruns,
+                offsets: &mb[runs_end..offs_end],
+                nmods,
+                names: &mb[offs_end..],
+            };
+        }
+
+        let mut v = KallsymsV2 {
+            num_syms,
+            stored: m,
+            meta,
+            addr_blocks: blocks,
+            addr_bits: sec(SectionId::AddrBits),
+            types: sec(SectionId::Types),
+            type_exc: sec(SectionId::TypeExceptions),
+            pfx,
+            pfx_ranks,
+            a2n: sec(SectionId::AddrToName),
+            marks,
+            mark_ranks,
+            back,
+            idx_bits,
+            name_index: sec(SectionId::NameIndex),
+            names: sec(SectionId::Names),
+            tokens,
+            modules,
+            stext: None,
+            etext: None,
+            einittext: None,
+            sections,
+        };
+        v.stext = stext.or(meta.bound(0));
+        v.etext = etext.or(meta.bound(1));
+        v.einittext = meta.bound(3);
+        Ok(v)
+    }
+
+    /// Number of symbols, folded ones included.
+    pub fn len(&self) -> usize {
+        self.num_syms
+    }
+
+    /// True when the blob holds no symbol.
+    pub fn is_empty(&self) -> bool {
+        self.num_syms == 0
+    }
+
+    /// Number of stored rows (symbols less the folded `__pfx_` ones).
+    pub fn stored(&self) -> usize {
+        self.stored
+    }
+
+    /// The `_stext` bound in use (the override, else `meta`'s), if any.
+    pub fn stext(&self) -> Option<u64> {
+        self.stext
+    }
+
+    /// The `_etext` bound in use (the override, else `meta`'s), if any.
+    pub fn etext(&self) -> Option<u64> {
+        self.etext
+    }
+
+    /// Identity and text bounds as stored.
+    pub fn meta(&self) -> &Meta<'a> {
+        &self.meta
+    }
+
+    /// The sections present, in blob order.
+    pub fn sections(&self) -> impl Iterator<Item = SectionInfo> + '_ {
+        self.sections.iter().flatten().copied()
+    }
+
+    /// Number of pair tokens (codes whose expansion is longer than one byte).
+    pub fn num_tokens(&self) -> usize {
+        (0..=255u8)
+            .filter(|&c| self.tokens.expand(c).len() > 1)
+            .count()
+    }
+
+    /// True when the blob names `module` in its module table.
+    pub fn has_module(&self, module: &[u8]) -> bool {
+        (1..=self.modules.nmods).any(|i| self.module_name(i) == Some(module))
+    }
+
+    fn module_name(&self, id: usize) -> Option<&'a [u8]> {
+        let md = &self.modules;
+        if id == 0 || id > md.nmods {
+            return None;
+        }
+        let s = u32_at(md.offsets, 4 * (id - 1)) as usize;
+        let e = u32_at(md.offsets, 4 * id) as usize;
+        md.names.get(s..e)
+    }
+
+    /// The module of stored row `j`, if any.
+    fn module_of(&self, j: usize) -> Option<&'a [u8]> {
+        let md = &self.modules;
+        if md.nruns == 0 {
+            return None;
+        }
+        // Last run starting at or before j.
+        let (mut lo, mut hi) = (0usize, md.nruns);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if u32_at(md.runs, 8 * mid) as usize <= j {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo == 0 {
+            return None;
+        }
+        self.module_name(u32_at(md.runs, 8 * (lo - 1) + 4) as usize)
+    }
+
+    /// Address of stored row `j` (0 past the end).
+    #[inline]
+    pub fn stored_address(&self, j: usize) -> u64 {
+        let h = (j / ADDR_BLOCK) * ADDR_BLOCK_HEADER;
+        let base = u64_at(self.addr_blocks, h);
+        let pos = u64::from(u32_at(self.addr_blocks, h + 8));
+        let width = u32::from(*self.addr_blocks.get(h + 12).unwrap_or(&0));
+        let shift = u32::from(*self.addr_blocks.get(h + 13).unwrap_or(&0)) & 63;
+        let v = get_bits(
+            self.addr_bits,
+            pos + (j % ADDR_BLOCK) as u64 * u64::from(width),
+            width,
+        );
+        base.wrapping_add(v << shift)
+    }
+
+    fn symbol_type_of(&self, j: usize) -> u8 {
+        let n = self.type_exc.len() / 8;
+        let (mut lo, mut hi) = (0usize, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match (u32_at(self.type_exc, 8 * mid) as usize).cmp(&j) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return u32_at(self.type_exc, 8 * mid + 4) as u8,
+            }
+        }
+        if get_bit(self.types, j) { b'T' } else { b't' }
+    }
+
+    #[inline]
+    fn folded(&self, j: usize) -> bool {
+        get_bit(self.pfx, j)
+    }
+
+    /// Folded rows before stored row `j` (rank of the pfx bitvector).
+    fn pfx_rank(&self, j: usize) -> usize {
+        rank1(self.pfx, self.pfx_ranks, j)
+    }
+
+    /// Stored rows with address `<= addr`: a binary search over block bases,
+    /// then over the block's packed addresses.
+    #[inline]
+    pub fn rank(&self, addr: u64) -> usize {
+        let nblocks = self.stored.div_ceil(ADDR_BLOCK);
+        let (mut lo, mut hi) = (0usize, nblocks);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if u64_at(self.addr_blocks, mid * ADDR_BLOCK_HEADER) <= addr {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo == 0 {
+            return 0;
+        }
+        let b = lo - 1;
+        let first = b * ADDR_BLOCK;
+        let (mut lo, mut hi) = (first + 1, (first + ADDR_BLOCK).min(self.stored));
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.stored_address(mid) <= addr {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    fn name_of_stored(&self, j: usize, pfx: bool) -> Name<'a> {
+        self.name_at_rank(self.a2n(j), pfx)
+    }
+
+    fn name_at_rank(&self, r: usize, pfx: bool) -> Name<'a> {
+        Name::coded(self.coded_at_rank(r, pfx))
+    }
+
+    fn coded_at_rank(&self, r: usize, pfx: bool) -> CodedName<'a> {
+        CodedName {
+            bucket: self.bucket(r / BUCKET),
+            k: (r % BUCKET) as u8,
+            pfx,
+            tokens: self.tokens,
+        }
+    }
+
+    fn bucket(&self, b: usize) -> &'a [u8] {
+        let s = u32_at(self.name_index, 4 * b) as usize;
+        let e = if 4 * (b + 1) < self.name_index.len() {
+            u32_at(self.name_index, 4 * (b + 1)) as usize
+        } else {
+            self.names.len()
+        };
+        self.names.get(s..e).unwrap_or(&[])
+    }
+
+    /// Symbol for stored row `j` (`folded`: its `__pfx_` companion).
+    fn make_symbol(&self, j: usize, folded: bool) -> Symbol<'a> {
+        let addr = self.stored_address(j);
+        let index = j + self.pfx_rank(j) + usize::from(!folded && self.folded(j));
+        Symbol {
+            index,
+            address: if folded {
+                addr.wrapping_sub(PFX_DISTANCE)
+            } else {
+                addr
+            },
+            symbol_type: self.symbol_type_of(j),
+            name: self.name_of_stored(j, folded),
+            module: self.module_of(j),
+        }
+    }
+
+    /// All symbols in address order (folded ones just before their partner).
+    pub fn symbols(&self) -> impl Iterator<Item = Symbol<'a>> + '_ {
+        (0..self.stored).flat_map(move |j| {
+            let f = self.folded(j).then(|| self.make_symbol(j, true));
+            f.into_iter()
+                .chain(core::iter::once(self.make_symbol(j, false)))
+        })
+    }
+
+    /// The symbol covering `addr` under the rule of FORMAT.md §5.2, applied
+    /// to every symbol, folded ones included (§12.1).
+    #[inline]
+    pub fn lookup_address(&self, addr: u64) -> Option<AddressHit<'a>> {
+        self.lookup_ranked(addr, self.rank(addr))
+    }
+
+    /// [`lookup_address`](Self::lookup_address) given `r = rank(addr)`.
+    #[inline]
+    pub fn lookup_ranked(&self, addr: u64, r: usize) -> Option<AddressHit<'a>> {
+        let m = self.stored;
+        let r = r.min(m);
+        // A folded `__pfx_` symbol covers the 16 bytes below its partner.
+        if r < m && self.folded(r) {
+            let p = self.stored_address(r);
+            let v = p.wrapping_sub(PFX_DISTANCE);
+            if v <= addr && addr < p {
+                return self.hit(addr, r, true, v, Some(p));
+            }
+        }
+        if r == 0 {
+            return None;
+        }
+        let sym_addr = self.stored_address(r - 1);
+        // First alias: aliases are never folded, so search stored rows only.
+        let mut first = r - 1;
+        if first > 0 && self.stored_address(first - 1) == sym_addr {
+            let (mut lo, mut hi) = (0usize, first);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if self.stored_address(mid) < sym_addr {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            first = lo;
+        }
+        let next = (r < m).then(|| {
+            let a = self.stored_address(r);
+            if self.folded(r) {
+                a.wrapping_sub(PFX_DISTANCE)
+            } else {
+                a
+            }
+        });
+        self.hit(addr, first, false, sym_addr, next)
+    }
+
+    fn hit(
+        &self,
+        addr: u64,
+        j: usize,
+        folded: bool,
+        sym_addr: u64,
+        next: Option<u64>,
+    ) -> Option<AddressHit<'a>> {
+        if Some(sym_addr) == self.etext || Some(sym_addr) == self.einittext {
+            return None;
+        }
+        let mut end = next;
+        if let Some(e) = self.etext {
+            if sym_addr < e {
+                end = Some(end.map_or(e, |n| n.min(e)));
+            }
+        }
+        match end {
+            Some(e) if addr >= e => return None,
+            None if addr.wrapping_sub(sym_addr) >= LAST_SYMBOL_MAX_SPAN => return None,
+            _ => {}
+        }
+        Some(AddressHit {
+            symbol: self.make_symbol(j, folded),
+            offset: addr.wrapping_sub(sym_addr),
+            size: end.map(|e| e.wrapping_sub(sym_addr)),
+        })
+    }
+
+    /// The first rank whose name is `>= key`, and whether it equals `key`
+    /// (FORMAT.md §12.2: heads by binary search, then the bucket by LCPs).
+    fn seek(&self, key: &[u8]) -> (usize, bool) {
+        let m = self.stored;
+        let nb = m.div_ceil(BUCKET);
+        let head_cmp = |b: usize| self.coded_at_rank(b * BUCKET, false).cmp_key(key);
+        let (mut lo, mut hi) = (0usize, nb);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if head_cmp(mid).0 == Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo == 0 {
+            return (0, nb > 0 && head_cmp(0).0 == Ordering::Equal);
+        }
+        let b = lo - 1;
+        let bucket = self.bucket(b);
+        let count = (m - b * BUCKET).min(BUCKET);
+        let (_, mut matched) = head_cmp(b);
+        // Walk entries 1.. by their LCP with the previous name, which is < key.
+        let mut at = match bucket.iter().position(|&c| c == NAME_END) {
+            Some(p) => p + 1,
+            None => return (lo * BUCKET, false),
+        };
+        for k in 1..count {
+            let Some((lcp, used)) = read_varint(bucket, at) else {
+                break;
+            };
+            at += used;
+            let rest = bucket.get(at..).unwrap_or(&[]);
+            let Some(len) = rest.iter().position(|&c| c == NAME_END) else {
+                break;
+            };
+            let codes = &rest[..len];
+            at += len + 1;
+            let lcp = lcp as usize;
+            match lcp.cmp(&matched) {
+                Ordering::Greater => continue,
+                Ordering::Less => return (b * BUCKET + k, false),
+                Ordering::Equal => {
+                    let (o, c) = cmp_codes(&self.tokens, codes, key.get(lcp..).unwrap_or(&[]));
+                    match o {
+                        Ordering::Less => matched = lcp + c,
+                        o => return (b * BUCKET + k, o == Ordering::Equal),
+                    }
+                }
+            }
+        }
+        let r = lo * BUCKET;
+        (r, r < m && head_cmp(lo).0 == Ordering::Equal)
+    }
+
+    /// Ranks whose stored name equals `key`.
+    fn equal_ranks(&self, key: &[u8]) -> core::ops::Range<usize> {
+        let (r0, eq) = self.seek(key);
+        if !eq {
+            return r0..r0;
+        }
+        let mut r = r0 + 1;
+        while r < self.stored && self.coded_at_rank(r, false).cmp_key(key).0 == Ordering::Equal {
+            r += 1;
+        }
+        r0..r
+    }
+
+    /// `addr_to_name` at stored row `j`: the row's rank in name order.
+    #[inline]
+    fn a2n(&self, j: usize) -> usize {
+        get_bits(self.a2n, j as u64 * u64::from(self.idx_bits), self.idx_bits) as usize
+    }
+
+    /// The stored row at name-order rank `r`: the inverse of `addr_to_name`,
+    /// walked along its cycle with one shortcut jump (FORMAT.md §10.4).
+    /// A damaged blob gives `usize::MAX` (no row) instead of looping.
+    fn row_at_rank(&self, r: usize) -> usize {
+        let mut x = r;
+        let mut jumped = false;
+        for _ in 0..2 * SHORTCUT_STEP + 2 {
+            let y = self.a2n(x);
+            if y == r {
+                return x;
+            }
+            if !jumped && get_bit(self.marks, x) {
+                jumped = true;
+                let k = rank1(self.marks, self.mark_ranks, x);
+                x = get_bits(
+                    self.back,
+                    k as u64 * u64::from(self.idx_bits),
+                    self.idx_bits,
+                ) as usize;
+            } else {
+                x = y;
+            }
+        }
+        usize::MAX
+    }
+
+    /// Every symbol named `name`, in address order (FORMAT.md §12.2):
+    /// stored rows of that name, and for `__pfx_X` the folded companions of
+    /// rows named `X`.
+    pub fn lookup_name_all(&self, name: &[u8]) -> impl Iterator<Item = Symbol<'a>> + '_ {
+        let direct = self.equal_ranks(name);
+        let folded = match name.strip_prefix(PFX) {
+            Some(x) => self.equal_ranks(x),
+            None => 0..0,
+        };
+        NameHits {
+            v: *self,
+            direct,
+            folded,
+        }
+    }
+
+    /// The first symbol in address order named `name`.
+    pub fn lookup_name(&self, name: &[u8]) -> Option<Symbol<'a>> {
+        self.lookup_name_all(name).next()
+    }
+
+    /// Deep check for `ksym-pack --check`: addresses ascending, folding as
+    /// FORMAT.md §10.1 requires, every name decodable with exact LCPs, names
+    /// strictly in name order, `addr_to_name` and `name_to_addr` inverse,
+    /// types and modules in range. Linear time, allocates the two names it
+    /// compares.
+    ///
+    /// Errors: the first violation, with the offset of its section.
+    #[cfg(feature = "std")]
+    pub fn verify(&self) -> Result<(), BlobError> {
+        use std::vec::Vec;
+        let sec_at = |id: SectionId| self.sections[id as usize - 1].map_or(0, |s| s.offset);
+        let fail = |id: SectionId, what| bad(sec_at(id), id, what);
+        let m = self.stored;
+        for j in 0..m {
+            let a = self.stored_address(j);
+            if j > 0 && a < self.stored_address(j - 1) {
+                return Err(fail(SectionId::AddrBits, "addresses not ascending"));
+            }
+            if self.folded(j) {
+                let v = a.checked_sub(PFX_DISTANCE);
+                let prev_ok = j == 0 || v.is_some_and(|v| self.stored_address(j - 1) < v);
+                if v.is_none() || !prev_ok || (j > 0 && self.stored_address(j - 1) == a) {
+                    return Err(fail(
+                        SectionId::Pfx,
+                        "a folded symbol does not fit below its partner",
+                    ));
+                }
+            }
+            let t = self.symbol_type_of(j);
+            if !(0x21..=0x7E).contains(&t) {
+                return Err(fail(
+                    SectionId::TypeExceptions,
+                    "symbol type is not printable ASCII",
+                ));
+            }
+            let r = self.a2n(j);
+            if r >= m || self.row_at_rank(r) != j {
+                return Err(fail(
+                    SectionId::AddrToName,
+                    "addr_to_name and name_to_addr are not inverse permutations",
+                ));
+            }
+        }
+        for i in 1..self.type_exc.len() / 8 {
+            if u32_at(self.type_exc, 8 * i) <= u32_at(self.type_exc, 8 * (i - 1)) {
+                return Err(fail(SectionId::TypeExceptions, "rows not ascending"));
+            }
+        }
+        let words_per = RANK_BLOCK_BITS / 64;
+        let mut ones = 0usize;
+        for k in 0..self.pfx_ranks.len() / 4 {
+            if u32_at(self.pfx_ranks, 4 * k) as usize != ones {
+                return Err(fail(
+                    SectionId::Pfx,
+                    "rank samples do not count the bits before them",
+                ));
+            }
+            for w in k * words_per..(k + 1) * words_per {
+                ones += word(self.pfx, w).count_ones() as usize;
+            }
+        }
+        let md = &self.modules;
+        for i in 0..md.nruns {
+            let row = u32_at(md.runs, 8 * i) as usize;
+            let id = u32_at(md.runs, 8 * i + 4) as usize;
+            if row >= m.max(1)
+                || id > md.nmods
+                || (i > 0 && row <= u32_at(md.runs, 8 * (i - 1)) as usize)
+            {
+                return Err(fail(
+                    SectionId::Modules,
+                    "runs out of order or module id out of range",
+                ));
+            }
+        }
+        for i in 0..md.nmods {
+            if u32_at(md.offsets, 4 * i) > u32_at(md.offsets, 4 * i + 4)
+                || (i == 0 && u32_at(md.offsets, 0) != 0)
+            {
+                return Err(fail(SectionId::Modules, "name offsets not ascending"));
+            }
+        }
+        for c in 1..=255u8 {
+            if self.tokens.expand(c).contains(&NAME_END) {
+                return Err(fail(SectionId::Tokens, "an expansion holds byte 0"));
+            }
+        }
+        if !self.tokens.expand(NAME_END).is_empty() {
+            return Err(fail(SectionId::Tokens, "code 0 has an expansion"));
+        }
+        // Names: each bucket parses whole, LCPs are exact, order is strict.
+        let mut prev: Vec<u8> = Vec::new();
+        let mut cur: Vec<u8> = Vec::new();
+        let mut prev_row = 0usize;
+        let nb = m.div_ceil(BUCKET);
+        let mut expect_at = 0usize;
+        for b in 0..nb {
+            if u32_at(self.name_index, 4 * b) as usize != expect_at {
+                return Err(fail(SectionId::NameIndex, "bucket offsets not contiguous"));
+            }
+            let bucket = self.bucket(b);
+            let count = (m - b * BUCKET).min(BUCKET);
+            let mut at = 0usize;
+            for k in 0..count {
+                let r = b * BUCKET + k;
+                let mut lcp = 0usize;
+                if k > 0 {
+                    let Some((v, used)) = read_varint(bucket, at) else {
+                        return Err(fail(SectionId::Names, "bad LCP varint"));
+                    };
+                    lcp = v as usize;
+                    at += used;
+                }
+                let rest = bucket.get(at..).unwrap_or(&[]);
+                let Some(len) = rest.iter().position(|&c| c == NAME_END) else {
+                    return Err(fail(SectionId::Names, "name without its end byte"));
+                };
+                if k > 0 && lcp > prev.len() {
+                    return Err(fail(SectionId::Names, "LCP longer than the previous name"));
+                }
+                cur.clear();
+                cur.extend_from_slice(&prev[..lcp]);
+                for &c in &rest[..len] {
+                    cur.extend_from_slice(self.tokens.expand(c));
+                }
+                at += len + 1;
+                let exact = prev.iter().zip(&cur).take_while(|(a, b)| a == b).count();
+                let row = self.row_at_rank(r);
+                if r > 0 && (k > 0 && lcp != exact || cur.is_empty()) {
+                    return Err(fail(SectionId::Names, "LCP not exact or name empty"));
+                }
+                if cur.is_empty() || cur.len() > usize::from(u16::MAX) {
+                    return Err(fail(
+                        SectionId::Names,
+                        "name empty or longer than 65,535 bytes",
+                    ));
+                }
+                if r > 0 && (cur.as_slice(), row) <= (prev.as_slice(), prev_row) {
+                    return Err(fail(SectionId::NameToAddr, "names not in name order"));
+                }
+                // The reader's own decoding must agree with this one.
+                let mut again = Vec::new();
+                self.name_at_rank(r, false).extend_into(&mut again);
+                if again != cur {
+                    return Err(fail(SectionId::Names, "name decodes two ways"));
+                }
+                core::mem::swap(&mut prev, &mut cur);
+                prev_row = row;
+            }
+            if at != bucket.len() {
+                return Err(fail(SectionId::Names, "bytes after a bucket's last name"));
+            }
+            expect_at += bucket.len();
+        }
+        if expect_at != self.names.len() {
+            return Err(fail(SectionId::Names, "bytes after the last bucket"));
+        }
+        Ok(())
+    }
+}
+
+/// Iterator of [`KallsymsV2::lookup_name_all`]: merges stored rows named
+/// `key` with folded companions of rows named `key` less `__pfx_`, by row.
+struct NameHits<'a> {
+    v: KallsymsV2<'a>,
+    direct: core::ops::Range<usize>,
+    folded: core::ops::Range<usize>,
+}
+
+impl<'a> Iterator for NameHits<'a> {
+    type Item = Symbol<'a>;
+    fn next(&mut self) -> Option<Symbol<'a>> {
+        // Folded candidates count only where the row is folded.
+        while !self.folded.is_empty() && !self.v.folded(self.v.row_at_rank(self.folded.start)) {
+            self.folded.start += 1;
+        }
+        let d = (!self.direct.is_empty()).then(|| self.v.row_at_rank(self.direct.start));
+        let f = (!self.folded.is_empty()).then(|| self.v.row_at_rank(self.folded.start));
+        match (d, f) {
+            // A folded symbol comes just before its partner: row f < d wins ties of order.
+            (Some(dj), Some(fj)) if fj <= dj => {
+                self.folded.start += 1;
+                Some(self.v.make_symbol(fj, true))
+            }
+            (Some(dj), _) => {
+                self.direct.start += 1;
+                Some(self.v.make_symbol(dj, false))
+            }
+            (None, Some(fj)) => {
+                self.folded.start += 1;
+                Some(self.v.make_symbol(fj, true))
+            }
+            (None, None) => None,
+        }
+    }
+}

@@ -1,0 +1,436 @@
+//! The v2 writer: a symbol list in, the bytes of docs/FORMAT.md part II out.
+//!
+//! Steps: address order (stable), `__pfx_` folding (§10.1), name order of
+//! the stored names with their LCPs (reusing [`crate::nameorder`]), front
+//! coding in buckets of 16 (§11.2), pair-merged codes learnt on what the
+//! front coding leaves (§11.3, [`super::pairs`]), then the sections with
+//! their CRC32Cs. The same input always gives the same bytes.
+
+use super::layout::*;
+use super::pairs;
+use crate::nameorder::{NameList, name_order};
+use crate::writer::{PackError, PackErrorKind, SymbolList};
+
+/// What goes into `meta` besides the text bounds (FORMAT.md §10.6).
+#[derive(Debug, Clone, Default)]
+pub struct V2Options {
+    /// The kernel release (`uname -r`); at most 65,535 bytes.
+    pub release: Vec<u8>,
+    /// The kernel's build-id (the GNU build-id note's bytes); at most 65,535 bytes.
+    pub build_id: Vec<u8>,
+}
+
+/// A packed v2 blob and what went into it.
+#[derive(Debug, Clone)]
+pub struct PackedV2 {
+    /// The blob.
+    pub blob: Vec<u8>,
+    /// Every section with its byte length, in blob order.
+    pub sections: Vec<(SectionId, usize)>,
+    /// All symbols.
+    pub num_syms: usize,
+    /// Stored rows (symbols less folded `__pfx_` ones).
+    pub stored: usize,
+    /// Pair codes learnt for the names.
+    pub pair_codes: usize,
+    /// Sum of the stored names' raw lengths, in bytes.
+    pub raw_name_bytes: usize,
+}
+
+impl PackedV2 {
+    /// One line for `ksym-pack -v`: counts and every section's size.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "v2: {} symbols ({} stored, {} folded __pfx_), {} pair codes; blob {} bytes ({:.2} B/symbol):",
+            self.num_syms,
+            self.stored,
+            self.num_syms - self.stored,
+            self.pair_codes,
+            self.blob.len(),
+            self.blob.len() as f64 / self.num_syms.max(1) as f64
+        );
+        for (id, len) in &self.sections {
+            s.push_str(&format!(" {} {len}", id.name()));
+        }
+        s
+    }
+}
+
+/// Little-endian bit packer over u64 words.
+#[derive(Default)]
+struct Bits {
+    words: Vec<u64>,
+    len: u64,
+}
+
+impl Bits {
+    fn push(&mut self, v: u64, width: u32) {
+        if width == 0 {
+            return;
+        }
+        let sh = (self.len % 64) as u32;
+        if sh == 0 {
+            self.words.push(0);
+        }
+        let last = self.words.len() - 1;
+        self.words[last] |= v << sh;
+        if sh + width > 64 {
+            self.words.push(v >> (64 - sh));
+        }
+        self.len += u64::from(width);
+    }
+    fn bytes(&self) -> Vec<u8> {
+        self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}
+
+struct Stored<'a> {
+    list: &'a SymbolList,
+    rows: &'a [u32],
+}
+
+impl NameList for Stored<'_> {
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+    fn name(&self, i: usize) -> &[u8] {
+        self.list.name(self.rows[i] as usize)
+    }
+}
+
+/// Which symbols of `by_addr` fold into the next one (FORMAT.md §10.1):
+/// `__pfx_X` alone at its address, followed directly by `X` 16 bytes higher,
+/// of the same type and module, `X` itself not folded.
+fn fold_flags(list: &SymbolList, by_addr: &[u32]) -> Vec<bool> {
+    let n = by_addr.len();
+    let mut fold = vec![false; n];
+    for i in (0..n.saturating_sub(1)).rev() {
+        let (p, x) = (by_addr[i] as usize, by_addr[i + 1] as usize);
+        let alone = i == 0 || list.address(by_addr[i - 1] as usize) != list.address(p);
+        fold[i] = alone
+            && !fold[i + 1]
+            && list.address(p).checked_add(PFX_DISTANCE) == Some(list.address(x))
+            && list.symbol_type(p) == list.symbol_type(x)
+            && list.module(p) == list.module(x)
+            && list.name(p).strip_prefix(PFX) == Some(list.name(x));
+    }
+    fold
+}
+
+/// A bitvector with its rank samples, padded to 8 (FORMAT.md §10.4).
+fn bitvector(bits: &[bool]) -> Vec<u8> {
+    let mut words = vec![0u64; bits.len().div_ceil(64)];
+    for (j, _) in bits.iter().enumerate().filter(|(_, b)| **b) {
+        words[j / 64] |= 1 << (j % 64);
+    }
+    let mut out: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut ones = 0u32;
+    for chunk in words.chunks(RANK_BLOCK_BITS / 64) {
+        out.extend_from_slice(&ones.to_le_bytes());
+        ones += chunk.iter().map(|w| w.count_ones()).sum::<u32>();
+    }
+    out.resize(bitvector_len(bits.len()), 0);
+    out
+}
+
+/// Shortcuts for inverting the permutation `p` (FORMAT.md §10.4): on every
+/// cycle longer than [`SHORTCUT_STEP`], every `SHORTCUT_STEP`-th element
+/// from the cycle's least element is marked and points `SHORTCUT_STEP`
+/// steps back. Returns the marks and the back pointers in element order.
+fn shortcuts(p: &[u32]) -> (Vec<bool>, Vec<u32>) {
+    let n = p.len();
+    let mut marks = vec![false; n];
+    let mut back = vec![0u32; n];
+    let mut seen = vec![false; n];
+    let mut cycle = Vec::new();
+    for start in 0..n {
+        if seen[start] {
+            continue;
+        }
+        cycle.clear();
+        let mut x = start;
+        while !seen[x] {
+            seen[x] = true;
+            cycle.push(x);
+            x = p[x] as usize;
+        }
+        let len = cycle.len();
+        if len <= SHORTCUT_STEP {
+            continue;
+        }
+        for k in (0..len).step_by(SHORTCUT_STEP) {
+            marks[cycle[k]] = true;
+            back[cycle[k]] = cycle[(k + len - SHORTCUT_STEP) % len] as u32;
+        }
+    }
+    let back = (0..n).filter(|&j| marks[j]).map(|j| back[j]).collect();
+    (marks, back)
+}
+
+/// Packs `list` into a v2 blob.
+///
+/// Errors: a name holding byte 0x00 (it ends coded names), more symbols than
+/// u32 counts, a release or build-id over 65,535 bytes, or sections past
+/// 4 GiB (u32 offsets).
+pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackError> {
+    let fail = |kind| PackError { line: None, kind };
+    for i in 0..list.len() {
+        if let Some(at) = list.name(i).iter().position(|&b| b == 0) {
+            return Err(fail(PackErrorKind::NulInName { index: i, at }));
+        }
+    }
+    if opts.release.len() > u16::MAX as usize || opts.build_id.len() > u16::MAX as usize {
+        return Err(fail(PackErrorKind::MetaTooLong));
+    }
+    let by_addr = list.address_order();
+    let fold = fold_flags(list, &by_addr);
+    let rows: Vec<u32> = by_addr
+        .iter()
+        .zip(&fold)
+        .filter(|(_, f)| !**f)
+        .map(|(&r, _)| r)
+        .collect();
+    let folded_of: Vec<bool> = {
+        // Row j is folded-into when the symbol before it in address order folded.
+        let mut v = Vec::with_capacity(rows.len());
+        for (i, f) in fold.iter().enumerate() {
+            if !f {
+                v.push(i > 0 && fold[i - 1]);
+            }
+        }
+        v
+    };
+    let m = rows.len();
+    let stored = Stored { list, rows: &rows };
+    let order = name_order(&stored);
+
+    let mut sections: Vec<(SectionId, Vec<u8>)> = Vec::new();
+
+    // meta: the text bounds as the input has them (first in address order).
+    let mut meta = vec![0u8; META_FIXED];
+    let mut bounds = 0u32;
+    for (k, want) in BOUND_NAMES.iter().enumerate() {
+        if let Some(&i) = by_addr.iter().find(|&&i| list.name(i as usize) == *want) {
+            bounds |= 1 << k;
+            meta[8 * k..8 * k + 8].copy_from_slice(&list.address(i as usize).to_le_bytes());
+        }
+    }
+    meta[32..36].copy_from_slice(&bounds.to_le_bytes());
+    meta[36..38].copy_from_slice(&(opts.release.len() as u16).to_le_bytes());
+    meta[38..40].copy_from_slice(&(opts.build_id.len() as u16).to_le_bytes());
+    meta.extend_from_slice(&opts.release);
+    meta.extend_from_slice(&opts.build_id);
+    sections.push((SectionId::Meta, meta));
+
+    // Addresses: blocks of 64, each a base and packed (a - base) >> shift.
+    let addr = |j: usize| list.address(rows[j] as usize);
+    let mut blocks = Vec::with_capacity(m.div_ceil(ADDR_BLOCK) * ADDR_BLOCK_HEADER);
+    let mut bits = Bits::default();
+    for b in (0..m).step_by(ADDR_BLOCK) {
+        let end = (b + ADDR_BLOCK).min(m);
+        let base = addr(b);
+        let deltas: Vec<u64> = (b..end).map(|j| addr(j) - base).collect();
+        let shift = deltas
+            .iter()
+            .filter(|&&d| d != 0)
+            .map(|d| d.trailing_zeros())
+            .min()
+            .unwrap_or(0);
+        let max = deltas.iter().map(|d| d >> shift).max().unwrap_or(0);
+        let width = 64 - max.leading_zeros();
+        let pos = u32::try_from(bits.len).map_err(|_| fail(PackErrorKind::TooManySymbols))?;
+        blocks.extend_from_slice(&base.to_le_bytes());
+        blocks.extend_from_slice(&pos.to_le_bytes());
+        blocks.extend_from_slice(&[width as u8, shift as u8, 0, 0]);
+        for d in deltas {
+            bits.push(d >> shift, width);
+        }
+    }
+    sections.push((SectionId::AddrBlocks, blocks));
+    sections.push((SectionId::AddrBits, bits.bytes()));
+
+    // Types: a bit for T (1) or t (0), other types as exceptions.
+    let mut types = vec![0u64; m.div_ceil(64)];
+    let mut exceptions = Vec::new();
+    for j in 0..m {
+        match list.symbol_type(rows[j] as usize) {
+            b'T' => types[j / 64] |= 1 << (j % 64),
+            b't' => {}
+            other => {
+                exceptions.extend_from_slice(&(j as u32).to_le_bytes());
+                exceptions.extend_from_slice(&u32::from(other).to_le_bytes());
+            }
+        }
+    }
+    sections.push((
+        SectionId::Types,
+        types.iter().flat_map(|w| w.to_le_bytes()).collect(),
+    ));
+    sections.push((SectionId::TypeExceptions, exceptions));
+
+    // pfx: which stored rows carry a folded `__pfx_` companion, with rank samples.
+    sections.push((SectionId::Pfx, bitvector(&folded_of)));
+
+    // addr_to_name, and its inverse as shortcuts along its cycles.
+    let w = index_bits(m);
+    let mut a2n_vals = vec![0u32; m];
+    for (r, &j) in order.by_name.iter().enumerate() {
+        a2n_vals[j as usize] = r as u32;
+    }
+    let mut a2n = Bits::default();
+    for &v in &a2n_vals {
+        a2n.push(u64::from(v), w);
+    }
+    let pad = |mut b: Vec<u8>, bits: usize| {
+        b.resize(8 * bits.div_ceil(64), 0);
+        b
+    };
+    sections.push((SectionId::AddrToName, pad(a2n.bytes(), m * w as usize)));
+    let (marks, back_vals) = shortcuts(&a2n_vals);
+    let mut n2a = bitvector(&marks);
+    let mut back = Bits::default();
+    for v in &back_vals {
+        back.push(u64::from(*v), w);
+    }
+    n2a.extend_from_slice(&pad(back.bytes(), back_vals.len() * w as usize));
+    sections.push((SectionId::NameToAddr, n2a));
+
+    // Names: front coding in name order, then pair codes over what is left.
+    let name_r = |r: usize| stored.name(order.by_name[r] as usize);
+    let suffix = |r: usize| {
+        let lcp = if r % BUCKET == 0 {
+            0
+        } else {
+            order.lcp[r] as usize
+        };
+        &name_r(r)[lcp..]
+    };
+    let codes = pairs::learn((0..m).map(suffix));
+    let mut index = Vec::with_capacity(4 * m.div_ceil(BUCKET));
+    let mut names = Vec::with_capacity(codes.encoded.len() + m);
+    let mut enc = codes.encoded.split(|&b| b == NAME_END);
+    for r in 0..m {
+        if r % BUCKET == 0 {
+            let at = u32::try_from(names.len()).map_err(|_| {
+                fail(PackErrorKind::NamesTooLarge {
+                    bytes: names.len() as u64,
+                })
+            })?;
+            index.extend_from_slice(&at.to_le_bytes());
+        } else {
+            let mut v = order.lcp[r];
+            loop {
+                let byte = (v & 0x7F) as u8;
+                v >>= 7;
+                if v == 0 {
+                    names.push(byte);
+                    break;
+                }
+                names.push(byte | 0x80);
+            }
+        }
+        names.extend_from_slice(enc.next().unwrap_or(&[]));
+        names.push(NAME_END);
+    }
+    sections.push((SectionId::NameIndex, index));
+    if names.len() > u32::MAX as usize {
+        return Err(fail(PackErrorKind::NamesTooLarge {
+            bytes: names.len() as u64,
+        }));
+    }
+    sections.push((SectionId::Names, names));
+    let mut tokens = Vec::with_capacity(TOKENS_FIXED + 4096);
+    let mut off = 0u16;
+    for c in 0..=256usize {
+        tokens.extend_from_slice(&off.to_le_bytes());
+        if c < 256 {
+            off += codes.expansions[c].len() as u16;
+        }
+    }
+    for e in &codes.expansions {
+        tokens.extend_from_slice(e);
+    }
+    sections.push((SectionId::Tokens, tokens));
+
+    // Modules: names, then runs of stored rows sharing one (id 0: none).
+    if list.has_modules() {
+        let mut mod_names: Vec<&[u8]> = Vec::new();
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for (j, &row) in rows.iter().enumerate() {
+            let id = match list.module(row as usize) {
+                None => 0,
+                Some(name) => match mod_names.iter().position(|n| *n == name) {
+                    Some(p) => p as u32 + 1,
+                    None => {
+                        mod_names.push(name);
+                        mod_names.len() as u32
+                    }
+                },
+            };
+            if runs.last().map_or(id != 0, |r| r.1 != id) {
+                runs.push((j as u32, id));
+            }
+        }
+        let mut sec = Vec::new();
+        sec.extend_from_slice(&(mod_names.len() as u32).to_le_bytes());
+        sec.extend_from_slice(&(runs.len() as u32).to_le_bytes());
+        for (row, id) in &runs {
+            sec.extend_from_slice(&row.to_le_bytes());
+            sec.extend_from_slice(&id.to_le_bytes());
+        }
+        let mut at = 0u32;
+        for n in &mod_names {
+            sec.extend_from_slice(&at.to_le_bytes());
+            at += n.len() as u32;
+        }
+        sec.extend_from_slice(&at.to_le_bytes());
+        for n in &mod_names {
+            sec.extend_from_slice(n);
+        }
+        sections.push((SectionId::Modules, sec));
+    }
+
+    // Header, directory, sections at 8-aligned offsets.
+    let nsect = sections.len();
+    let header_len = HEADER_LEN + DIR_ENTRY_LEN * nsect;
+    let mut blob = vec![0u8; header_len];
+    blob[..8].copy_from_slice(&MAGIC);
+    blob[8..10].copy_from_slice(&VERSION.to_le_bytes());
+    blob[10..12].copy_from_slice(&(header_len as u16).to_le_bytes());
+    let num_syms = u32::try_from(list.len()).map_err(|_| fail(PackErrorKind::TooManySymbols))?;
+    blob[16..20].copy_from_slice(&num_syms.to_le_bytes());
+    blob[20..24].copy_from_slice(&(m as u32).to_le_bytes());
+    blob[24..28].copy_from_slice(&(nsect as u32).to_le_bytes());
+    for (s, (id, bytes)) in sections.iter().enumerate() {
+        blob.resize(blob.len().div_ceil(8) * 8, 0);
+        let off = u32::try_from(blob.len()).map_err(|_| {
+            fail(PackErrorKind::NamesTooLarge {
+                bytes: blob.len() as u64,
+            })
+        })?;
+        let d = HEADER_LEN + DIR_ENTRY_LEN * s;
+        blob[d..d + 4].copy_from_slice(&(*id as u32).to_le_bytes());
+        blob[d + 4..d + 8].copy_from_slice(&CRC32C.checksum(bytes).to_le_bytes());
+        blob[d + 8..d + 12].copy_from_slice(&off.to_le_bytes());
+        blob[d + 12..d + 16].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
+        blob.extend_from_slice(bytes);
+    }
+    if blob.len() > u32::MAX as usize {
+        return Err(fail(PackErrorKind::NamesTooLarge {
+            bytes: blob.len() as u64,
+        }));
+    }
+    let mut d = CRC32C.digest();
+    d.update(&blob[..28]);
+    d.update(&blob[32..header_len]);
+    let crc = d.finalize();
+    blob[28..32].copy_from_slice(&crc.to_le_bytes());
+    Ok(PackedV2 {
+        blob,
+        sections: sections.iter().map(|(id, b)| (*id, b.len())).collect(),
+        num_syms: list.len(),
+        stored: m,
+        pair_codes: codes.pair_codes,
+        raw_name_bytes: (0..m).map(|j| stored.name(j).len()).sum(),
+    })
+}
