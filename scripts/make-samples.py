@@ -81,3 +81,11 @@ write("System.map-6.1.0-56-sample", [sm[i] for i in sorted(keep)])
 for name in ("rustup-1.29.0.nm-n.txt", "cryptography-rust-abi3.nm-n.txt", "cargo-1.95.0.nm-n.txt"):
     lines = read(name)
     write(name.replace(".txt", "-sample.txt"), lines[:300] + lines[len(lines) // 2 : len(lines) // 2 + 1200])
+
+# Not cut from the corpus: tests/data/System.map-6.1.0-56-cloud-arm64-sample.xz
+# holds whole lines of the System.map in Debian's linux-image-6.1.0-56-cloud-arm64-dbg
+# (6.1.192-2), where `_etext` is a D symbol: lines 1-40, 42770-42810 (the end of
+# .text and `D _etext`), 63330-63345 and 65505-65525 (init text bounds). Made with
+#   apt-get download linux-image-6.1.0-56-cloud-arm64-dbg:arm64
+#   dpkg-deb --fsys-tarfile *.deb | tar -x --wildcards './usr/lib/debug/boot/System.map*'
+#   (sed -n 1,40p; sed -n 42770,42810p; ...) < System.map-6.1.0-56-cloud-arm64 | xz -9

@@ -7,6 +7,7 @@
 
 use std::ops::Range;
 
+use crate::blob::Kallsyms;
 use crate::reader::KallsymsMapped;
 
 /// Bucket `k` covers addresses `[base + (k << shift), base + ((k + 1) << shift))`;
@@ -19,9 +20,23 @@ pub struct AddressIndex {
 }
 
 impl AddressIndex {
-    /// Builds the index for `map`, with about one bucket per 4 symbols.
+    /// Builds the index for a v1 blob, with about one bucket per 4 symbols.
     pub fn new(map: &KallsymsMapped<'_>) -> Self {
-        let n = map.len();
+        Self::over(map.len(), |i| map.address(i))
+    }
+
+    /// Builds the index for either format: over v1's addresses or v2's
+    /// stored rows (what [`Kallsyms::rank_in`] counts).
+    pub fn for_blob(map: &Kallsyms<'_>) -> Self {
+        match map {
+            Kallsyms::V1(m) => Self::new(m),
+            Kallsyms::V2(v) => Self::over(v.stored(), |j| v.stored_address(j)),
+        }
+    }
+
+    /// Builds the index over `n` ascending addresses given by `address`.
+    fn over(n: usize, address: impl Fn(usize) -> u64) -> Self {
+        let map_address = address;
         if n == 0 {
             return AddressIndex {
                 base: 0,
@@ -29,8 +44,8 @@ impl AddressIndex {
                 starts: vec![0, 0],
             };
         }
-        let base = map.address(0);
-        let span = map.address(n - 1) - base;
+        let base = map_address(0);
+        let span = map_address(n - 1).wrapping_sub(base);
         let want = (n / 4).max(1) as u64;
         // Smallest shift with span >> shift < want buckets.
         let mut shift = 0;
@@ -42,7 +57,7 @@ impl AddressIndex {
         let mut i = 0usize;
         for k in 0..=buckets as u64 {
             let lo = base.saturating_add(k << shift);
-            while i < n && map.address(i) < lo {
+            while i < n && map_address(i) < lo {
                 i += 1;
             }
             starts.push(i as u32);

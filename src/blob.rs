@@ -150,14 +150,12 @@ impl<'a> Kallsyms<'a> {
     }
 
     /// The first step of a lookup, for callers that batch many: the number
-    /// of (v1) addresses or (v2) stored rows at or below `addr`. `window`
-    /// narrows a v1 search (see [`KallsymsMapped::rank_in`]); v2 ignores it.
+    /// of (v1) addresses or (v2) stored rows at or below `addr`, searched
+    /// inside `window` (see [`KallsymsMapped::rank_in`]; `0..usize::MAX`
+    /// searches everything).
     #[inline]
     pub fn rank_in(&self, addr: u64, window: core::ops::Range<usize>) -> usize {
-        match self {
-            Kallsyms::V1(m) => m.rank_in(addr, window),
-            Kallsyms::V2(m) => m.rank(addr),
-        }
+        each!(self, m => m.rank_in(addr, window))
     }
 
     /// The second step: the answer for `addr` given its [`rank_in`](Self::rank_in).
@@ -166,12 +164,13 @@ impl<'a> Kallsyms<'a> {
         each!(self, m => m.lookup_ranked(addr, rank))
     }
 
-    /// Reads the record a v1 lookup at `rank` will read, so that a batch of
+    /// Reads what a lookup at `rank` will read first, so that a batch of
     /// lookups overlaps its cache misses; returns a byte to keep it alive.
     #[inline]
     pub fn touch(&self, rank: usize) -> u8 {
         match self {
             Kallsyms::V1(m) if rank > 0 && rank <= m.len() => m.symbol_type(rank - 1),
+            Kallsyms::V2(v) => v.touch(rank),
             _ => 0,
         }
     }

@@ -12,7 +12,7 @@
 //! [`lines`], [`hex`], [`blobfile`] and [`cli`] are the I/O pieces they share;
 //! [`addrindex`] speeds up streams of address lookups.
 #![cfg_attr(not(feature = "std"), no_std)]
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod blob;

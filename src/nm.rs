@@ -199,6 +199,13 @@ pub fn is_text_type(symbol_type: u8) -> bool {
     symbol_type == b'T' || symbol_type == b't'
 }
 
+/// True for the text-bound markers `_stext`, `_etext`, `_sinittext` and
+/// `_einittext`, which a resolver needs whatever their type (arm64's
+/// `_etext` is a `D` symbol; FORMAT.md §5.2 and §10.6).
+pub fn is_text_bound(name: &[u8]) -> bool {
+    crate::v2::layout::BOUND_NAMES.contains(&name)
+}
+
 /// True for names that are not functions: ARM/AArch64/RISC-V mapping symbols
 /// (`$x`, `$d`, `$a`, `$t`, `$x.12`, `$xrv64i2p1`) and assembler local labels (`.L…`).
 pub fn is_mapping_or_local_label(name: &[u8]) -> bool {

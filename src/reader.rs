@@ -162,7 +162,7 @@ impl<'a> Name<'a> {
         Name(Repr::Plain { token, rest })
     }
     /// A v2 name.
-    pub(crate) fn coded(c: crate::v2::read::CodedName<'a>) -> Self {
+    pub(crate) fn from_coded(c: crate::v2::read::CodedName<'a>) -> Self {
         Name(Repr::Coded(c))
     }
     /// Calls `f` with the name's bytes in runs, in order.
@@ -174,6 +174,14 @@ impl<'a> Name<'a> {
                 f(rest);
             }
             Repr::Coded(c) => c.for_each_run(f),
+        }
+    }
+    /// For a v2 name, the coded form (for callers that cache decoded names
+    /// by [`CodedName::key`](crate::v2::read::CodedName::key)).
+    pub fn coded(&self) -> Option<&crate::v2::read::CodedName<'a>> {
+        match &self.0 {
+            Repr::Plain { .. } => None,
+            Repr::Coded(c) => Some(c),
         }
     }
     /// Length of the expanded name in bytes.

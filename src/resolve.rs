@@ -27,9 +27,10 @@
 use std::io::{self, BufRead, Write};
 
 use crate::addrindex::AddressIndex;
+use crate::blob::Kallsyms;
 use crate::hex;
 use crate::lines::{Line, for_each_line};
-use crate::reader::{AddressHit, KallsymsMapped};
+use crate::reader::AddressHit;
 
 /// Lines longer than this are passed through in pieces without being parsed.
 pub const MAX_LINE: usize = 64 * 1024;
@@ -77,41 +78,54 @@ pub struct ResolveStats {
     pub learnt_slide: Option<(u64, u64)>,
 }
 
-/// Module names of symbols (the `[module]` column of /proc/kallsyms), by
-/// address-order index; the blob format has no field for them (FORMAT.md §6).
-#[derive(Debug, Clone, Default)]
-pub struct ModuleTable {
-    entries: Vec<(u32, Box<[u8]>)>,
-}
-
-impl ModuleTable {
-    /// A table from `(address-order index, module name)` pairs in any order.
-    pub fn new(mut entries: Vec<(u32, Box<[u8]>)>) -> Self {
-        entries.sort_by_key(|e| e.0);
-        ModuleTable { entries }
-    }
-    /// The module of symbol `index`, if it has one.
-    pub fn get(&self, index: usize) -> Option<&[u8]> {
-        let k = self
-            .entries
-            .binary_search_by_key(&(index as u32), |e| e.0)
-            .ok()?;
-        Some(&self.entries[k].1)
-    }
-}
-
-/// Rewrites lines against one mapped blob.
+/// Rewrites lines against one blob (either format).
 #[derive(Debug)]
 pub struct Resolver<'m, 'a> {
-    map: &'m KallsymsMapped<'a>,
+    map: &'m Kallsyms<'a>,
     opts: ResolveOptions,
-    modules: Option<&'m ModuleTable>,
     index: AddressIndex,
     first_address: Option<u64>,
     lineno: u64,
     stats: ResolveStats,
     /// A name expanded for JSON escaping (reused: no allocation per line).
     scratch: Vec<u8>,
+    names: NameCache,
+}
+
+/// v2 names decoded once, by name-order rank: a v2 name is front-coded and
+/// pair-coded, so decoding it costs more than copying it. Grows to at most
+/// the raw names' size (1.4 MB for a 122k-symbol kernel).
+#[derive(Debug, Default)]
+struct NameCache {
+    /// Per rank: `start << 16 | len` in `arena`, or 0 when not decoded yet.
+    at: Vec<u64>,
+    arena: Vec<u8>,
+}
+
+impl NameCache {
+    /// Appends `name` to `out`, from the cache when it holds it.
+    #[inline]
+    fn push(&mut self, out: &mut Vec<u8>, name: &crate::reader::Name<'_>) {
+        let Some(c) = name.coded() else {
+            return name.extend_into(out);
+        };
+        let (rank, pfx) = c.key();
+        if pfx {
+            out.extend_from_slice(crate::v2::layout::PFX);
+        }
+        if rank >= self.at.len() {
+            self.at.resize(rank + 1, 0);
+        }
+        let mut e = self.at[rank];
+        if e == 0 {
+            let start = self.arena.len();
+            c.for_each_stored_run(|r| self.arena.extend_from_slice(r));
+            e = (start as u64) << 16 | (self.arena.len() - start) as u64;
+            self.at[rank] = e;
+        }
+        let (start, len) = ((e >> 16) as usize, (e & 0xFFFF) as usize);
+        out.extend_from_slice(&self.arena[start..start + len]);
+    }
 }
 
 #[inline]
@@ -199,12 +213,14 @@ enum Plan {
     Pass,
     /// A bare address: print `ADDR TYPE NAME+0xOFF/0xSIZE`.
     Bare { addr: u64 },
-    /// Replace `body[from..to]` with `NAME+0xOFF[/0xSIZE]`.
+    /// Replace `body[from..to]` with `NAME+0xOFF`, and with `kernel_style`
+    /// (oops lines, `%pS`) `/0xSIZE` and ` [mod]` after it; perf frames
+    /// carry their DSO in a column of their own.
     Replace {
         addr: u64,
         from: usize,
         to: usize,
-        size: bool,
+        kernel_style: bool,
     },
 }
 
@@ -233,22 +249,18 @@ impl Batch {
 }
 
 impl<'m, 'a> Resolver<'m, 'a> {
-    /// A resolver over `map`; `modules` names the module of module symbols.
-    pub fn new(
-        map: &'m KallsymsMapped<'a>,
-        opts: ResolveOptions,
-        modules: Option<&'m ModuleTable>,
-    ) -> Self {
-        let first_address = (!map.is_empty()).then(|| map.address(0));
+    /// A resolver over `map`.
+    pub fn new(map: &'m Kallsyms<'a>, opts: ResolveOptions) -> Self {
+        let first_address = map.symbols().next().map(|s| s.address);
         Resolver {
             map,
             opts,
-            modules,
-            index: AddressIndex::new(map),
+            index: AddressIndex::for_blob(map),
             first_address,
             lineno: 0,
             stats: ResolveStats::default(),
             scratch: Vec::with_capacity(256),
+            names: NameCache::default(),
         }
     }
 
@@ -266,17 +278,23 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     /// Appends `name+0xOFF[/0xSIZE][ [mod]]`, or `[unknown]`.
     #[inline]
-    fn push_sym(&self, out: &mut Vec<u8>, hit: Option<&AddressHit<'_>>, size: bool) {
+    fn push_sym(
+        &mut self,
+        out: &mut Vec<u8>,
+        hit: Option<&AddressHit<'_>>,
+        size: bool,
+        module: bool,
+    ) {
         match hit {
             Some(h) => {
-                h.symbol.name.extend_into(out);
+                self.names.push(out, &h.symbol.name);
                 out.push(b'+');
                 hex::push_u64_0x(out, h.offset);
                 if let (true, Some(s)) = (size, h.size) {
                     out.push(b'/');
                     hex::push_u64_0x(out, s);
                 }
-                if let Some(m) = self.modules.and_then(|m| m.get(h.symbol.index)) {
+                if let Some(m) = h.symbol.module.filter(|_| module) {
                     out.extend_from_slice(b" [");
                     out.extend_from_slice(m);
                     out.push(b']');
@@ -317,6 +335,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
     fn perf_frame(&mut self, body: &[u8]) -> Option<Plan> {
         let (frame_len, kernel) = match KERNEL_DSOS.iter().find(|d| body.ends_with(d)) {
             Some(d) => (body.len() - d.len(), true),
+            None if body.ends_with(b"])") => match self.module_dso(body) {
+                Some(len) => (len, true),
+                None => return None, // [unknown], [vdso], a module the blob lacks
+            },
             None if body.ends_with(b")") => return None, // a user-space DSO
             None => (body.len(), false),
         };
@@ -369,8 +391,21 @@ impl<'m, 'a> Resolver<'m, 'a> {
             addr,
             from: addr_end + 1,
             to: frame_len,
-            size: false,
+            kernel_style: false,
         })
+    }
+
+    /// For a frame ending ` ([MOD])` where the blob holds module MOD (v2
+    /// keeps /proc/kallsyms' module column), the length before the DSO.
+    fn module_dso(&self, body: &[u8]) -> Option<usize> {
+        let open = body.len() - body.iter().rev().position(|&b| b == b'[')? - 1;
+        let start = open.checked_sub(2)?;
+        if &body[start..open] != b" (" {
+            return None;
+        }
+        self.map
+            .has_module(&body[open + 1..body.len() - 2])
+            .then_some(start)
     }
 
     /// Kernel oops / dmesg / libbpf-tools lines.
@@ -398,7 +433,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                                 addr,
                                 from: t,
                                 to: te,
-                                size: true,
+                                kernel_style: true,
                             };
                         }
                         self.check_ref(tok, Some(addr));
@@ -422,7 +457,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                         addr,
                         from: t,
                         to: te,
-                        size: true,
+                        kernel_style: true,
                     };
                 }
                 self.check_ref(tok, None);
@@ -504,15 +539,20 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 match hit {
                     Some(h) => {
                         out.extend_from_slice(&[b' ', h.symbol.symbol_type, b' ']);
-                        self.push_sym(out, Some(h), self.opts.size);
+                        self.push_sym(out, Some(h), self.opts.size, true);
                     }
                     None => out.extend_from_slice(b" ? [unknown]"),
                 }
                 out.extend_from_slice(nl);
             }
-            Plan::Replace { from, to, size, .. } => {
+            Plan::Replace {
+                from,
+                to,
+                kernel_style,
+                ..
+            } => {
                 out.extend_from_slice(&body[..from]);
-                self.push_sym(out, hit, size && self.opts.size);
+                self.push_sym(out, hit, kernel_style && self.opts.size, kernel_style);
                 out.extend_from_slice(&body[to..]);
                 out.extend_from_slice(nl);
             }
@@ -533,7 +573,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 out.push(if h.symbol.symbol_type.is_ascii_alphanumeric() { h.symbol.symbol_type } else { b'?' });
                 out.extend_from_slice(b"\",\"name\":");
                 self.scratch.clear();
-                h.symbol.name.extend_into(&mut self.scratch);
+                self.names.push(&mut self.scratch, &h.symbol.name);
                 let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&self.scratch));
                 out.extend_from_slice(b",\"offset\":");
                 let _ = write!(out, "{}", h.offset);
@@ -545,7 +585,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     None => out.extend_from_slice(b"null"),
                 }
                 out.extend_from_slice(b",\"module\":");
-                match self.modules.and_then(|m| m.get(h.symbol.index)) {
+                match h.symbol.module {
                     Some(m) => {
                         let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(m));
                     }
@@ -630,9 +670,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
         let mut touch = 0u8;
         for &r in &ranks[..n] {
-            if r > 0 {
-                touch ^= self.map.symbol_type(r - 1);
-            }
+            touch ^= self.map.touch(r);
         }
         std::hint::black_box(touch);
         for (i, (range, plan)) in batch.plans.iter().enumerate() {
@@ -650,48 +688,38 @@ impl<'m, 'a> Resolver<'m, 'a> {
     }
 }
 
-/// Packs the text symbols of a /proc/kallsyms text in memory, keeping its
-/// `[module]` column aside (the blob has no field for it, FORMAT.md §6):
-/// what `ksym-resolve --kallsyms FILE` resolves against.
+/// Packs the text symbols of a /proc/kallsyms text in memory as a v2 blob,
+/// which keeps the `[module]` column (FORMAT.md §10.5): what
+/// `ksym-resolve --kallsyms FILE` resolves against.
 ///
 /// Errors: the first line that is not a symbol line (with its number), or a
 /// symbol the writer refuses.
 pub fn pack_kallsyms_text(
     text: &[u8],
-) -> Result<(crate::blobfile::AlignedBlob, ModuleTable), crate::writer::PackError> {
+) -> Result<crate::blobfile::AlignedBlob, crate::writer::PackError> {
     use crate::nm::{NmLine, is_text_type, parse_line};
-    use crate::writer::{PackError, PackErrorKind, SymbolList, pack};
-    let mut syms = Vec::new();
-    for (n, line) in text.split(|&b| b == b'\n').enumerate() {
-        match parse_line(line) {
-            Ok(NmLine::Symbol(s)) if is_text_type(s.symbol_type) => syms.push((n as u64 + 1, s)),
-            Ok(_) => {}
-            Err(e) => {
-                return Err(PackError {
-                    line: Some(n as u64 + 1),
-                    kind: PackErrorKind::Line(e),
-                });
-            }
-        }
-    }
-    syms.sort_by_key(|s| s.1.address); // stable: blob index = position here
+    use crate::v2::write::{V2Options, pack_v2};
+    use crate::writer::{PackError, PackErrorKind, SymbolList};
     let mut list = SymbolList::new();
-    let mut modules = Vec::new();
-    for (i, (n, s)) in syms.iter().enumerate() {
-        list.push(s.address, s.symbol_type, s.name)
-            .map_err(|e| PackError {
-                line: Some(*n),
-                ..e
-            })?;
-        if let Some(m) = s.module {
-            modules.push((i as u32, m.into()));
+    for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+        let at_line = |kind| PackError {
+            line: Some(n as u64 + 1),
+            kind,
+        };
+        match parse_line(line) {
+            Ok(NmLine::Symbol(s)) if is_text_type(s.symbol_type) => {
+                list.push(s.address, s.symbol_type, s.name)
+                    .map_err(|e| at_line(e.kind))?;
+                if let Some(m) = s.module {
+                    list.set_last_module(m);
+                }
+            }
+            Ok(_) => {}
+            Err(e) => return Err(at_line(PackErrorKind::Line(e))),
         }
     }
-    let packed = pack(&list, Default::default())?;
-    Ok((
-        crate::blobfile::AlignedBlob::copy_from(&packed.blob),
-        ModuleTable::new(modules),
-    ))
+    let packed = pack_v2(&list, &V2Options::default())?;
+    Ok(crate::blobfile::AlignedBlob::copy_from(&packed.blob))
 }
 
 /// Reverse lookups: each input line is a name; writes `ADDR TYPE NAME` for
@@ -699,7 +727,7 @@ pub fn pack_kallsyms_text(
 ///
 /// Errors: read and write errors.
 pub fn resolve_names<R: BufRead, W: Write>(
-    map: &KallsymsMapped<'_>,
+    map: &Kallsyms<'_>,
     input: R,
     mut out: W,
     slide: u64,

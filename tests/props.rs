@@ -1,10 +1,11 @@
 //! Property tests: for random symbol lists, pack -> read gives back every
 //! symbol, every lookup agrees with a naive sorted-vector oracle, and two
-//! builds are byte-identical.
+//! builds are byte-identical; for both blob formats.
 
+use ksym::Kallsyms;
 use ksym::blobfile::AlignedBlob;
-use ksym::reader::KallsymsMapped;
 use ksym::tokens::TokenStrategy;
+use ksym::v2::write::{V2Options, pack_v2};
 use ksym::writer::{SymbolList, pack};
 use proptest::prelude::*;
 
@@ -30,18 +31,36 @@ fn name() -> impl Strategy<Value = Vec<u8>> {
         .prop_filter("non-empty", |n| !n.is_empty())
 }
 
+/// Symbols at 16-byte steps; some get a `__pfx_` twin 16 bytes below them
+/// (what v2 folds, FORMAT.md §10.1), which may or may not be alone there.
 fn symbols() -> impl Strategy<Value = Vec<Sym>> {
-    prop::collection::vec((0u64..64, prop::bool::ANY, name()), 0..300).prop_map(|v| {
-        v.into_iter()
-            .map(|(a, t, n)| {
-                (
-                    0xffff_ffff_8100_0000 + a * 16,
-                    if t { b'T' } else { b't' },
-                    n,
-                )
-            })
-            .collect()
+    prop::collection::vec(
+        (0u64..64, prop::bool::ANY, name(), prop::bool::weighted(0.3)),
+        0..300,
+    )
+    .prop_map(|v| {
+        let mut out = Vec::new();
+        for (a, t, n, twin) in v {
+            let (a, t) = (
+                0xffff_ffff_8100_0000 + (a + 1) * 16,
+                if t { b'T' } else { b't' },
+            );
+            if twin {
+                out.push((a - 16, t, [&b"__pfx_"[..], &n].concat()));
+            }
+            out.push((a, t, n));
+        }
+        out
     })
+}
+
+/// Packs `list` in the given format (v1 with the given token strategy).
+fn pack_as(list: &SymbolList, v2: bool, strategy: TokenStrategy) -> Vec<u8> {
+    if v2 {
+        pack_v2(list, &V2Options::default()).unwrap().blob
+    } else {
+        pack(list, strategy).unwrap().blob
+    }
 }
 
 /// The kernel rule of FORMAT.md §5.2, written the slow obvious way.
@@ -73,16 +92,17 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn pack_read_and_lookups_agree_with_oracle(syms in symbols(), seed_tokens in any::<bool>(), probes in prop::collection::vec(0u64..(64 * 16 + 32), 0..64)) {
+    fn pack_read_and_lookups_agree_with_oracle(syms in symbols(), seed_tokens in any::<bool>(), v2 in any::<bool>(), probes in prop::collection::vec(0u64..(66 * 16 + 32), 0..64)) {
         let strategy = if seed_tokens { TokenStrategy::Seed } else { TokenStrategy::Optimal };
         let mut list = SymbolList::new();
         for (a, t, n) in &syms {
             list.push(*a, *t, n).unwrap();
         }
-        let packed = pack(&list, strategy).unwrap();
-        prop_assert_eq!(&packed.blob, &pack(&list, strategy).unwrap().blob, "deterministic");
-        let blob = AlignedBlob::copy_from(&packed.blob);
-        let m = KallsymsMapped::from_blob(blob.as_bytes(), None, None).unwrap();
+        let packed = pack_as(&list, v2, strategy);
+        prop_assert_eq!(&packed, &pack_as(&list, v2, strategy), "deterministic");
+        let blob = AlignedBlob::copy_from(&packed);
+        let m = Kallsyms::from_blob(blob.as_bytes(), None, None).unwrap();
+        m.verify().unwrap();
 
         let mut sorted = syms.clone();
         sorted.sort_by_key(|s| s.0);
@@ -101,6 +121,12 @@ proptest! {
             let want = oracle(&sorted, etext, None, p);
             let hit = m.lookup_address(p).map(|h| (h.symbol.index, h.offset, h.size));
             prop_assert_eq!(hit, want, "address {:#x}", p);
+            if let Some(h) = m.lookup_address(p) {
+                let mut n = Vec::new();
+                h.symbol.name.extend_into(&mut n);
+                prop_assert_eq!(&n, &sorted[h.symbol.index].2);
+                prop_assert_eq!(h.symbol.address, sorted[h.symbol.index].0);
+            }
         }
         for (a, _, n) in &sorted {
             let first = sorted.iter().find(|s| &s.2 == n).unwrap().0;
@@ -111,5 +137,10 @@ proptest! {
             let _ = a;
         }
         prop_assert!(m.lookup_name(b"zzz_not_there").is_none());
+        prop_assert!(m.lookup_name(b"__pfx_zzz_not_there").is_none());
+        // Every symbol's index is its position in address order.
+        for (i, s) in m.symbols().enumerate() {
+            prop_assert_eq!(s.index, i);
+        }
     }
 }

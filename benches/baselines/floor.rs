@@ -6,7 +6,7 @@ use std::io::{self, BufRead, BufWriter, Write};
 
 fn main() -> io::Result<()> {
     let path = std::env::args().nth(1).expect("usage: baseline-floor BLOB");
-    let blob = ksym::blobfile::MappedBlob::open(path.as_ref())?;
+    let blob = ksym::blobfile::AlignedBlob::read_file(path.as_ref())?;
     let b = blob.as_bytes();
     let n = u64::from_le_bytes(b[..8].try_into().unwrap()) as usize;
     let addrs: &[u64] = bytemuck::cast_slice(&b[8..8 + 8 * n]);

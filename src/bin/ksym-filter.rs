@@ -9,11 +9,17 @@ use ksym::demangle::demangle_rust;
 use ksym::format::MAX_PAYLOAD_LEN;
 use ksym::hex;
 use ksym::lines::{Line, for_each_line};
-use ksym::nm::{NmLine, is_mapping_or_local_label, is_text_type, parse_canonical, parse_line};
+use ksym::nm::{
+    NmLine, is_mapping_or_local_label, is_text_bound, is_text_type, parse_canonical, parse_line,
+};
 
-const USAGE: &str = "usage: ksym-filter [--no-demangle] [--max-errors N] [FILE|-]...
-Reads nm -n [-C], System.map or /proc/kallsyms lines (stdin without FILE),
-keeps text symbols (T/t), demangles Rust names, writes `ADDR TYPE NAME` lines.";
+const USAGE: &str = "usage: ksym-filter [OPTIONS] [FILE|-]...
+Reads nm -n [-C], System.map or /proc/kallsyms lines (stdin without FILE), keeps
+text symbols (T/t) and the text bounds (_stext, _etext, _sinittext, _einittext,
+whatever their type), demangles Rust names, writes `ADDR TYPE NAME[\t[module]]` lines.
+      --no-demangle     keep Rust names as mangled
+      --max-errors N    report at most N bad lines on stderr (default 5)
+  -h, --help            this text";
 
 struct Args {
     demangle: bool,
@@ -83,7 +89,8 @@ fn run() -> Result<(), CliError> {
                     return Ok(());
                 }
             };
-            if !is_text_type(sym.symbol_type) || is_mapping_or_local_label(sym.name) {
+            let keep = is_text_type(sym.symbol_type) || is_text_bound(sym.name);
+            if !keep || is_mapping_or_local_label(sym.name) {
                 return Ok(());
             }
             demangled.clear();
@@ -96,6 +103,11 @@ fn run() -> Result<(), CliError> {
             hex::push_u64_padded(&mut line_out, sym.address);
             line_out.extend_from_slice(&[b' ', sym.symbol_type, b' ']);
             line_out.extend_from_slice(name);
+            if let Some(m) = sym.module {
+                line_out.extend_from_slice(b"\t[");
+                line_out.extend_from_slice(m);
+                line_out.push(b']');
+            }
             line_out.push(b'\n');
             kept += 1;
             zero += u64::from(sym.address == 0);

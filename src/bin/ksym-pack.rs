@@ -191,10 +191,7 @@ fn run() -> Result<(), CliError> {
 /// Writes to a temporary file beside `path` and renames it over `path`:
 /// readers see the old file or the whole new one, never a part. No fsync: the
 /// blob is a build output, which linkers and objcopy do not sync either.
-fn write_atomically(
-    path: &Path,
-    write: &WriteBlob<'_>,
-) -> Result<(), CliError> {
+fn write_atomically(path: &Path, write: &WriteBlob<'_>) -> Result<(), CliError> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

@@ -4,9 +4,9 @@
 use std::io;
 use std::process::ExitCode;
 
-use ksym::blobfile::MappedBlob;
+use ksym::Kallsyms;
+use ksym::blobfile::AlignedBlob;
 use ksym::cli::{CliError, IN_BUF, main_with, open_input, parse_hex_arg, stdout_is_terminal};
-use ksym::reader::KallsymsMapped;
 use ksym::resolve::{ResolveOptions, Resolver, resolve_names};
 
 const USAGE: &str = "usage: ksym-resolve [OPTIONS] BLOB [INPUT|-]...
@@ -74,25 +74,27 @@ fn parse_args() -> Result<Args, CliError> {
 
 fn run() -> Result<(), CliError> {
     let args = parse_args()?;
-    let (mapped, built);
-    let (bytes, modules, source) = match (&args.kallsyms, &args.blob) {
+    // Read, never mapped: a blob rewritten under us must not kill us with
+    // SIGBUS (README "Reading blobs").
+    let (blob, source) = match (&args.kallsyms, &args.blob) {
         (Some(k), _) => {
             let text = std::fs::read(k).map_err(|e| CliError::input(k, e))?;
-            built = ksym::resolve::pack_kallsyms_text(&text).map_err(|e| CliError::input(k, e))?;
-            (built.0.as_bytes(), Some(&built.1), k)
+            let blob =
+                ksym::resolve::pack_kallsyms_text(&text).map_err(|e| CliError::input(k, e))?;
+            (blob, k)
         }
         (None, Some(b)) => {
-            mapped = MappedBlob::open(b.as_ref()).map_err(|e| CliError::input(b, e))?;
-            (mapped.as_bytes(), None, b)
+            let blob = AlignedBlob::read_file(b.as_ref()).map_err(|e| CliError::input(b, e))?;
+            (blob, b)
         }
         (None, None) => unreachable!("checked in parse_args"),
     };
-    let map = KallsymsMapped::from_blob(bytes, args.stext, args.etext)
+    let map = Kallsyms::from_blob(blob.as_bytes(), args.stext, args.etext)
         .map_err(|e| CliError::input(source, e))?;
     if args.names {
         return names(&map, &args);
     }
-    let mut resolver = Resolver::new(&map, args.opts, modules);
+    let mut resolver = Resolver::new(&map, args.opts);
     let mut out = io::stdout().lock();
     for path in &args.inputs {
         resolver.run(open_input(path)?, &mut out)?;
@@ -120,8 +122,12 @@ fn run() -> Result<(), CliError> {
         );
     }
     if st.mismatched > 0 {
+        let built = match map.release() {
+            Some(r) => format!("the blob is of {}", String::from_utf8_lossy(r)),
+            None => "another kernel build?".into(),
+        };
         eprintln!(
-            "ksym-resolve: warning: {} of {} func+0xoff references in the input disagree with the blob (another kernel build?)",
+            "ksym-resolve: warning: {} of {} func+0xoff references in the input disagree with the blob ({built})",
             st.mismatched, st.checked
         );
     }
@@ -129,7 +135,7 @@ fn run() -> Result<(), CliError> {
 }
 
 /// Reverse mode: each input line is a name; prints every symbol of that name.
-fn names(map: &KallsymsMapped<'_>, args: &Args) -> Result<(), CliError> {
+fn names(map: &Kallsyms<'_>, args: &Args) -> Result<(), CliError> {
     let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
     for path in &args.inputs {
         resolve_names(

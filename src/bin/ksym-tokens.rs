@@ -6,11 +6,15 @@ use std::process::ExitCode;
 
 use ksym::cli::{CliError, IN_BUF, main_with, open_input};
 use ksym::tokens::TokenStrategy;
+use ksym::v2::write::{V2Options, pack_v2};
 use ksym::writer::{Layout, SymbolList};
 
 const USAGE: &str = "usage: ksym-tokens [--tokens optimal|seed] [--summary] [INPUT|-]
-Prints `ID USES LEN SAVED TOKEN` per token, then a summary line.
---summary prints only the summary, for both strategies side by side.";
+Prints the v1 prefix-token table ksym-pack would choose: `ID USES LEN SAVED TOKEN`
+per token, then a summary line.
+      --tokens optimal|seed   the strategy (default optimal)
+      --summary         only the summaries: both v1 strategies and the v2 blob
+  -h, --help            this text";
 
 fn run() -> Result<(), CliError> {
     use lexopt::prelude::*;
@@ -71,6 +75,10 @@ fn run() -> Result<(), CliError> {
             layout.blob_len(),
             layout.blob_len() as f64 / list.len().max(1) as f64,
         )?;
+    }
+    if summary_only {
+        let v2 = pack_v2(&list, &V2Options::default()).map_err(|e| CliError::input(&input, e))?;
+        writeln!(out, "# {}", v2.describe())?;
     }
     Ok(out.flush()?)
 }

@@ -136,7 +136,7 @@ pub const fn index_bits(n: usize) -> u32 {
 
 /// Reads `width` bits (1..=64) at bit position `pos` of little-endian u64
 /// words; bits past the end read as zero.
-#[inline]
+#[inline(always)]
 pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
     if width == 0 {
         return 0;
@@ -157,7 +157,7 @@ pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
 }
 
 /// Word `i` of a little-endian u64 array held as bytes; zero past the end.
-#[inline]
+#[inline(always)]
 pub fn word(words: &[u8], i: usize) -> u64 {
     match i.checked_mul(8).and_then(|at| words.get(at..at + 8)) {
         Some(b) => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),

@@ -70,10 +70,23 @@ fn parse_entries(bucket: &[u8], k: usize) -> Entries {
 /// read; `pfx` puts `__pfx_` before it (a folded symbol, FORMAT.md §10.1).
 #[derive(Clone, Copy)]
 pub struct CodedName<'a> {
-    bucket: &'a [u8],
-    k: u8,
+    names: &'a [u8],
+    name_index: &'a [u8],
+    rank: u32,
     pfx: bool,
     tokens: Tokens<'a>,
+}
+
+/// Bucket `b` of the names section (FORMAT.md §11.2); empty when damaged.
+#[inline]
+fn bucket_of<'a>(names: &'a [u8], name_index: &[u8], b: usize) -> &'a [u8] {
+    let s = u32_at(name_index, 4 * b) as usize;
+    let e = if 4 * (b + 1) < name_index.len() {
+        u32_at(name_index, 4 * (b + 1)) as usize
+    } else {
+        names.len()
+    };
+    names.get(s..e).unwrap_or(&[])
 }
 
 /// A slice of coded bytes and how many expanded bytes of it belong to a name.
@@ -92,13 +105,18 @@ pub(crate) struct Pieces {
 }
 
 impl<'a> CodedName<'a> {
-    pub(crate) fn pieces(&self) -> Pieces {
-        let e = parse_entries(self.bucket, self.k as usize);
+    fn bucket(&self) -> &'a [u8] {
+        bucket_of(self.names, self.name_index, self.rank as usize / BUCKET)
+    }
+
+    pub(crate) fn pieces(&self, bucket: &[u8]) -> Pieces {
+        let k = self.rank as usize % BUCKET;
+        let e = parse_entries(bucket, k);
         let mut p = Pieces {
             piece: [Piece::default(); BUCKET],
             n: 0,
         };
-        if e.n != self.k as usize + 1 {
+        if e.n != k + 1 {
             return p; // damaged: an empty name
         }
         // Entry i contributes the bytes between its own LCP and the least LCP
@@ -127,17 +145,21 @@ impl<'a> CodedName<'a> {
         p
     }
 
-    /// Calls `f` with the name's bytes, in runs, in order.
+    /// The stored name's rank in name order, and whether `__pfx_` goes
+    /// before it: a key under which a caller may cache the decoded bytes.
+    pub fn key(&self) -> (usize, bool) {
+        (self.rank as usize, self.pfx)
+    }
+
+    /// Calls `f` with the stored name's bytes (without the `__pfx_` of a
+    /// folded symbol), in runs, in order.
     #[inline]
-    pub fn for_each_run(&self, mut f: impl FnMut(&'a [u8])) {
-        if self.pfx {
-            f(PFX);
-        }
-        let p = self.pieces();
+    pub fn for_each_stored_run(&self, mut f: impl FnMut(&'a [u8])) {
+        let bucket = self.bucket();
+        let p = self.pieces(bucket);
         for piece in &p.piece[..p.n as usize] {
             let mut left = piece.take as usize;
-            let codes = self
-                .bucket
+            let codes = bucket
                 .get(piece.from as usize..piece.to as usize)
                 .unwrap_or(&[]);
             for &c in codes {
@@ -150,6 +172,15 @@ impl<'a> CodedName<'a> {
                 f(x);
             }
         }
+    }
+
+    /// Calls `f` with the name's bytes, in runs, in order.
+    #[inline]
+    pub fn for_each_run(&self, mut f: impl FnMut(&'a [u8])) {
+        if self.pfx {
+            f(PFX);
+        }
+        self.for_each_stored_run(f);
     }
 
     /// Byte-order comparison with `key`, and the bytes they share at the start.
@@ -702,10 +733,18 @@ impl<'a> KallsymsV2<'a> {
     #[inline]
     pub fn stored_address(&self, j: usize) -> u64 {
         let h = (j / ADDR_BLOCK) * ADDR_BLOCK_HEADER;
-        let base = u64_at(self.addr_blocks, h);
-        let pos = u64::from(u32_at(self.addr_blocks, h + 8));
-        let width = u32::from(*self.addr_blocks.get(h + 12).unwrap_or(&0));
-        let shift = u32::from(*self.addr_blocks.get(h + 13).unwrap_or(&0)) & 63;
+        let Some(hdr) = self
+            .addr_blocks
+            .get(h..h + ADDR_BLOCK_HEADER)
+            .and_then(|b| <&[u8; ADDR_BLOCK_HEADER]>::try_from(b).ok())
+        else {
+            return 0;
+        };
+        let base = u64::from_le_bytes([
+            hdr[0], hdr[1], hdr[2], hdr[3], hdr[4], hdr[5], hdr[6], hdr[7],
+        ]);
+        let pos = u64::from(u32::from_le_bytes([hdr[8], hdr[9], hdr[10], hdr[11]]));
+        let (width, shift) = (u32::from(hdr[12]), u32::from(hdr[13]) & 63);
         let v = get_bits(
             self.addr_bits,
             pos + (j % ADDR_BLOCK) as u64 * u64::from(width),
@@ -736,6 +775,34 @@ impl<'a> KallsymsV2<'a> {
     /// Folded rows before stored row `j` (rank of the pfx bitvector).
     fn pfx_rank(&self, j: usize) -> usize {
         rank1(self.pfx, self.pfx_ranks, j)
+    }
+
+    /// Reads the rows a lookup at `rank` reads (name-order rank, pfx and
+    /// type bits) so that a batch of lookups overlaps its cache misses.
+    #[inline]
+    pub fn touch(&self, rank: usize) -> u8 {
+        let j = rank.saturating_sub(1);
+        (self.a2n(j) as u8) ^ (word(self.pfx, j / 64) as u8) ^ (word(self.types, j / 64) as u8)
+    }
+
+    /// [`rank`](Self::rank) searched inside `window`, which must contain
+    /// the answer (as `addrindex::AddressIndex` computes); a wider window
+    /// only costs time, a wrong one gives a wrong answer, never a panic.
+    #[inline]
+    pub fn rank_in(&self, addr: u64, window: core::ops::Range<usize>) -> usize {
+        if window.start == 0 && window.end >= self.stored {
+            return self.rank(addr);
+        }
+        let (mut lo, mut hi) = (window.start.min(self.stored), window.end.min(self.stored));
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.stored_address(mid) <= addr {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
     /// Stored rows with address `<= addr`: a binary search over block bases,
@@ -774,31 +841,31 @@ impl<'a> KallsymsV2<'a> {
     }
 
     fn name_at_rank(&self, r: usize, pfx: bool) -> Name<'a> {
-        Name::coded(self.coded_at_rank(r, pfx))
+        Name::from_coded(self.coded_at_rank(r, pfx))
     }
 
     fn coded_at_rank(&self, r: usize, pfx: bool) -> CodedName<'a> {
         CodedName {
-            bucket: self.bucket(r / BUCKET),
-            k: (r % BUCKET) as u8,
+            names: self.names,
+            name_index: self.name_index,
+            rank: r as u32,
             pfx,
             tokens: self.tokens,
         }
     }
 
     fn bucket(&self, b: usize) -> &'a [u8] {
-        let s = u32_at(self.name_index, 4 * b) as usize;
-        let e = if 4 * (b + 1) < self.name_index.len() {
-            u32_at(self.name_index, 4 * (b + 1)) as usize
-        } else {
-            self.names.len()
-        };
-        self.names.get(s..e).unwrap_or(&[])
+        bucket_of(self.names, self.name_index, b)
     }
 
     /// Symbol for stored row `j` (`folded`: its `__pfx_` companion).
     fn make_symbol(&self, j: usize, folded: bool) -> Symbol<'a> {
-        let addr = self.stored_address(j);
+        self.make_symbol_at(j, folded, self.stored_address(j))
+    }
+
+    /// [`make_symbol`](Self::make_symbol) with row `j`'s address already read.
+    #[inline]
+    fn make_symbol_at(&self, j: usize, folded: bool, addr: u64) -> Symbol<'a> {
         let index = j + self.pfx_rank(j) + usize::from(!folded && self.folded(j));
         Symbol {
             index,
@@ -834,9 +901,13 @@ impl<'a> KallsymsV2<'a> {
     pub fn lookup_ranked(&self, addr: u64, r: usize) -> Option<AddressHit<'a>> {
         let m = self.stored;
         let r = r.min(m);
-        // A folded `__pfx_` symbol covers the 16 bytes below its partner.
-        if r < m && self.folded(r) {
+        // The next stored row; a folded `__pfx_` symbol covers the 16 bytes
+        // below its partner, so it also bounds the symbol before it.
+        let next = (r < m).then(|| {
             let p = self.stored_address(r);
+            (p, self.folded(r))
+        });
+        if let Some((p, true)) = next {
             let v = p.wrapping_sub(PFX_DISTANCE);
             if v <= addr && addr < p {
                 return self.hit(addr, r, true, v, Some(p));
@@ -860,14 +931,7 @@ impl<'a> KallsymsV2<'a> {
             }
             first = lo;
         }
-        let next = (r < m).then(|| {
-            let a = self.stored_address(r);
-            if self.folded(r) {
-                a.wrapping_sub(PFX_DISTANCE)
-            } else {
-                a
-            }
-        });
+        let next = next.map(|(a, f)| if f { a.wrapping_sub(PFX_DISTANCE) } else { a });
         self.hit(addr, first, false, sym_addr, next)
     }
 
@@ -894,7 +958,15 @@ impl<'a> KallsymsV2<'a> {
             _ => {}
         }
         Some(AddressHit {
-            symbol: self.make_symbol(j, folded),
+            symbol: self.make_symbol_at(
+                j,
+                folded,
+                if folded {
+                    sym_addr.wrapping_add(PFX_DISTANCE)
+                } else {
+                    sym_addr
+                },
+            ),
             offset: addr.wrapping_sub(sym_addr),
             size: end.map(|e| e.wrapping_sub(sym_addr)),
         })
@@ -971,33 +1043,37 @@ impl<'a> KallsymsV2<'a> {
     /// `addr_to_name` at stored row `j`: the row's rank in name order.
     #[inline]
     fn a2n(&self, j: usize) -> usize {
-        get_bits(self.a2n, j as u64 * u64::from(self.idx_bits), self.idx_bits) as usize
+        get_bits(
+            self.a2n,
+            (j as u64).wrapping_mul(u64::from(self.idx_bits)),
+            self.idx_bits,
+        ) as usize
     }
 
     /// The stored row at name-order rank `r`: the inverse of `addr_to_name`,
     /// walked along its cycle with one shortcut jump (FORMAT.md §10.4).
-    /// A damaged blob gives `usize::MAX` (no row) instead of looping.
-    fn row_at_rank(&self, r: usize) -> usize {
+    /// A damaged blob gives `None` instead of looping.
+    fn row_at_rank(&self, r: usize) -> Option<usize> {
         let mut x = r;
         let mut jumped = false;
         for _ in 0..2 * SHORTCUT_STEP + 2 {
             let y = self.a2n(x);
             if y == r {
-                return x;
+                return (x < self.stored).then_some(x);
             }
             if !jumped && get_bit(self.marks, x) {
                 jumped = true;
                 let k = rank1(self.marks, self.mark_ranks, x);
                 x = get_bits(
                     self.back,
-                    k as u64 * u64::from(self.idx_bits),
+                    (k as u64).wrapping_mul(u64::from(self.idx_bits)),
                     self.idx_bits,
                 ) as usize;
             } else {
                 x = y;
             }
         }
-        usize::MAX
+        None
     }
 
     /// Every symbol named `name`, in address order (FORMAT.md §12.2):
@@ -1057,7 +1133,7 @@ impl<'a> KallsymsV2<'a> {
                 ));
             }
             let r = self.a2n(j);
-            if r >= m || self.row_at_rank(r) != j {
+            if r >= m || self.row_at_rank(r) != Some(j) {
                 return Err(fail(
                     SectionId::AddrToName,
                     "addr_to_name and name_to_addr are not inverse permutations",
@@ -1148,7 +1224,7 @@ impl<'a> KallsymsV2<'a> {
                 }
                 at += len + 1;
                 let exact = prev.iter().zip(&cur).take_while(|(a, b)| a == b).count();
-                let row = self.row_at_rank(r);
+                let row = self.row_at_rank(r).unwrap_or(usize::MAX);
                 if r > 0 && (k > 0 && lcp != exact || cur.is_empty()) {
                     return Err(fail(SectionId::Names, "LCP not exact or name empty"));
                 }
@@ -1193,12 +1269,25 @@ struct NameHits<'a> {
 impl<'a> Iterator for NameHits<'a> {
     type Item = Symbol<'a>;
     fn next(&mut self) -> Option<Symbol<'a>> {
-        // Folded candidates count only where the row is folded.
-        while !self.folded.is_empty() && !self.v.folded(self.v.row_at_rank(self.folded.start)) {
+        // Folded candidates count only where the row is folded; a damaged
+        // blob's unreachable ranks are skipped.
+        while !self.folded.is_empty()
+            && !self
+                .v
+                .row_at_rank(self.folded.start)
+                .is_some_and(|j| self.v.folded(j))
+        {
             self.folded.start += 1;
         }
-        let d = (!self.direct.is_empty()).then(|| self.v.row_at_rank(self.direct.start));
-        let f = (!self.folded.is_empty()).then(|| self.v.row_at_rank(self.folded.start));
+        while !self.direct.is_empty() && self.v.row_at_rank(self.direct.start).is_none() {
+            self.direct.start += 1;
+        }
+        let d = (!self.direct.is_empty())
+            .then(|| self.v.row_at_rank(self.direct.start))
+            .flatten();
+        let f = (!self.folded.is_empty())
+            .then(|| self.v.row_at_rank(self.folded.start))
+            .flatten();
         match (d, f) {
             // A folded symbol comes just before its partner: row f < d wins ties of order.
             (Some(dj), Some(fj)) if fj <= dj => {

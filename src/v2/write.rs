@@ -434,3 +434,32 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
         raw_name_bytes: (0..m).map(|j| stored.name(j).len()).sum(),
     })
 }
+
+/// Recomputes every CRC32C of a v2 blob in place (the directory's section
+/// CRCs, then the header's), for the sections the directory places inside
+/// `blob`. For tests and fuzzing that need to reach past the checksums to
+/// the structure behind them; a blob that was damaged stays damaged.
+pub fn reseal(blob: &mut [u8]) {
+    if blob.len() < HEADER_LEN {
+        return;
+    }
+    let nsect = (u32_at(blob, 24) as usize).min(SECTIONS.len());
+    let header_len = (HEADER_LEN + DIR_ENTRY_LEN * nsect).min(blob.len());
+    for s in 0..nsect {
+        let d = HEADER_LEN + DIR_ENTRY_LEN * s;
+        if d + DIR_ENTRY_LEN > blob.len() {
+            break;
+        }
+        let off = u32_at(blob, d + 8) as usize;
+        let len = u32_at(blob, d + 12) as usize;
+        if let Some(bytes) = blob.get(off..off.saturating_add(len)) {
+            let crc = CRC32C.checksum(bytes);
+            blob[d + 4..d + 8].copy_from_slice(&crc.to_le_bytes());
+        }
+    }
+    let mut d = CRC32C.digest();
+    d.update(&blob[..28]);
+    d.update(&blob[32..header_len]);
+    let crc = d.finalize();
+    blob[28..32].copy_from_slice(&crc.to_le_bytes());
+}
