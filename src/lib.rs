@@ -1,9 +1,12 @@
 //! ksym: kernel symbol tables (kallsyms) as a compact blob that a kernel reads
 //! in place, and the Unix-pipeline tools around it.
 //!
-//! The blob format is `docs/FORMAT.md`. Without the default `std` feature the
-//! crate is `#![no_std]` and holds only [`format`](mod@format) and [`reader`]: what a kernel
-//! links to print `func+0x1a` from a mapped blob, with no allocation.
+//! The blob formats are `docs/FORMAT.md`: v1 (the seed's, part I) and v2
+//! (ksym's compact, checksummed one, part II). Without the default `std`
+//! feature the crate is `#![no_std]` and holds only the readers —
+//! [`format`](mod@format) and [`reader`] (v1), [`v2`] (v2's layout and
+//! reader) and [`blob`] (one view over both): what a kernel links to print
+//! `func+0x1a` from a mapped blob, with no allocation.
 //!
 //! With `std`: [`nm`] reads nm/System.map/kallsyms lines, [`demangle`] turns
 //! Rust names into what people read, [`nameorder`] sorts names for `seqs` and token selection,
