@@ -1,8 +1,9 @@
 //! Criterion benches of the library, each beside a baseline run in the same
 //! process: address lookups (ksym vs a bare `&[u64]` binary search vs a
 //! bcc-style `Vec<(u64, String)>`), name lookups (ksym vs `Vec<String>`), and
-//! packing. Input: the corpus' /proc/kallsyms when ../shared/corpus exists,
-//! else the sample in tests/data.
+//! packing; v2 blobs beside v1 in each group (`ksym_v2` vs `ksym`).
+//! Input: the corpus' /proc/kallsyms when ../shared/corpus exists, else the
+//! sample in tests/data.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -11,6 +12,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ksym::blobfile::AlignedBlob;
 use ksym::reader::KallsymsMapped;
 use ksym::tokens::TokenStrategy;
+use ksym::v2::KallsymsV2;
+use ksym::v2::write::{V2Options, pack_v2};
 use ksym::writer::{SymbolList, pack};
 
 fn xz(path: &Path) -> Option<Vec<u8>> {
@@ -63,6 +66,8 @@ fn benches(c: &mut Criterion) {
     let list = text_symbols(&kallsyms);
     let blob = AlignedBlob::copy_from(&pack(&list, TokenStrategy::Optimal).unwrap().blob);
     let m = KallsymsMapped::from_blob(blob.as_bytes(), None, None).unwrap();
+    let blob2 = pack_v2(&list, &V2Options::default()).unwrap().blob;
+    let v2 = KallsymsV2::from_blob(&blob2, None, None).unwrap();
     let floor: Vec<u64> = m.symbols().map(|s| s.address).collect();
     let naive: Vec<(u64, String)> = m
         .symbols()
@@ -90,6 +95,13 @@ fn benches(c: &mut Criterion) {
             b.iter(|| {
                 for &a in addrs {
                     black_box(m.lookup_address(black_box(a)).map(|h| h.offset));
+                }
+            })
+        });
+        g.bench_function("ksym_v2", |b| {
+            b.iter(|| {
+                for &a in addrs {
+                    black_box(v2.lookup_address(black_box(a)).map(|h| h.offset));
                 }
             })
         });
@@ -124,6 +136,13 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             for n in &names {
                 black_box(m.lookup_name(black_box(n.as_bytes())).map(|s| s.address));
+            }
+        })
+    });
+    g.bench_function("ksym_v2", |b| {
+        b.iter(|| {
+            for n in &names {
+                black_box(v2.lookup_name(black_box(n.as_bytes())).map(|s| s.address));
             }
         })
     });
@@ -170,6 +189,12 @@ fn benches(c: &mut Criterion) {
                     .len(),
             )
         })
+    });
+    g.bench_function("pack_v2", |b| {
+        b.iter(|| black_box(pack_v2(&list, &V2Options::default()).unwrap().blob.len()))
+    });
+    g.bench_function("from_blob_v2_crc_and_shape", |b| {
+        b.iter(|| black_box(KallsymsV2::from_blob(&blob2, None, None).unwrap().len()))
     });
     g.finish();
 }

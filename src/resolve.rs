@@ -103,6 +103,15 @@ struct NameCache {
 }
 
 impl NameCache {
+    /// Reads the cache entry and first byte `push` will read for `name`.
+    #[inline]
+    fn touch(&self, name: &crate::reader::Name<'_>) -> u8 {
+        let Some(e) = name.coded().and_then(|c| self.at.get(c.key().0)) else {
+            return 0;
+        };
+        self.arena.get((*e >> 16) as usize).copied().unwrap_or(0)
+    }
+
     /// Appends `name` to `out`, from the cache when it holds it.
     #[inline]
     fn push(&mut self, out: &mut Vec<u8>, name: &crate::reader::Name<'_>) {
@@ -672,16 +681,23 @@ impl<'m, 'a> Resolver<'m, 'a> {
         for &r in &ranks[..n] {
             touch ^= self.map.touch(r);
         }
-        std::hint::black_box(touch);
-        for (i, (range, plan)) in batch.plans.iter().enumerate() {
-            let hit = plan.addr().and_then(|addr| {
+        let mut hits: [Option<AddressHit<'a>>; BATCH] = [None; BATCH];
+        for (i, (_, plan)) in batch.plans.iter().enumerate() {
+            hits[i] = plan.addr().and_then(|addr| {
                 let hit = self
                     .map
                     .lookup_ranked(addr.wrapping_sub(self.opts.slide), ranks[i]);
                 self.count(addr, hit.is_some());
                 hit
             });
-            self.emit(&batch.text[range.clone()], *plan, hit.as_ref(), out);
+        }
+        // v2: the decoded names these hits print, before printing.
+        for h in hits[..n].iter().flatten() {
+            touch ^= self.names.touch(&h.symbol.name);
+        }
+        std::hint::black_box(touch);
+        for (i, (range, plan)) in batch.plans.iter().enumerate() {
+            self.emit(&batch.text[range.clone()], *plan, hits[i].as_ref(), out);
         }
         batch.text.clear();
         batch.plans.clear();

@@ -90,33 +90,34 @@ pub fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> PairCodes {
 }
 
 /// Replaces every `a b` in `seq` by `c`, left to right, keeping `counts`
-/// equal to the pair counts of the new sequence.
+/// equal to the pair counts of the new sequence. The pair is searched with
+/// a SIMD substring finder and the bytes between occurrences move as blocks.
 fn replace(seq: &mut Vec<u8>, counts: &mut [u32], a: u8, b: u8, c: u8) {
+    let needle = [a, b];
+    let finder = bstr::Finder::new(&needle);
     let n = seq.len();
     let (mut r, mut w) = (0usize, 0usize);
-    while r < n {
-        if r + 1 < n && seq[r] == a && seq[r + 1] == b {
-            let prev = (w > 0 && seq[w - 1] != NAME_END).then(|| seq[w - 1]);
-            let next = seq.get(r + 2).copied().filter(|&x| x != NAME_END);
-            counts[pair(a, b)] -= 1;
-            if let Some(p) = prev {
-                counts[pair(p, a)] -= 1;
-                counts[pair(p, c)] += 1;
-            }
-            if let Some(x) = next {
-                counts[pair(b, x)] -= 1;
-                counts[pair(c, x)] += 1;
-            }
-            seq[w] = c;
-            w += 1;
-            r += 2;
-        } else {
-            seq[w] = seq[r];
-            w += 1;
-            r += 1;
+    while let Some(p) = finder.find(&seq[r..]) {
+        let pos = r + p;
+        seq.copy_within(r..pos, w);
+        w += pos - r;
+        let prev = (w > 0 && seq[w - 1] != NAME_END).then(|| seq[w - 1]);
+        let next = seq.get(pos + 2).copied().filter(|&x| x != NAME_END);
+        counts[pair(a, b)] -= 1;
+        if let Some(p) = prev {
+            counts[pair(p, a)] -= 1;
+            counts[pair(p, c)] += 1;
         }
+        if let Some(x) = next {
+            counts[pair(b, x)] -= 1;
+            counts[pair(c, x)] += 1;
+        }
+        seq[w] = c;
+        w += 1;
+        r = pos + 2;
     }
-    seq.truncate(w);
+    seq.copy_within(r..n, w);
+    seq.truncate(w + n - r);
 }
 
 #[cfg(test)]
