@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Stage timings, peak memory and resolve rates on real inputs, side by side
 # with two baselines built from this repo (benches/baselines/): a binary
-# search over the mapped u64 addresses with no names (the floor) and a
-# bcc-style Vec<(u64, String)> resolver. Prints ratios; asserts nothing.
+# search over the u64 addresses with no names (the floor) and a bcc-style
+# Vec<(u64, String)> resolver; and ksym-resolve on a v2 blob beside the same
+# on v1. Prints ratios; asserts nothing.
 #   scripts/bench.sh            (corpus files from ../shared/corpus, else tests/data samples)
 #   SCALE="1000000 3000000 10000000" scripts/bench.sh   (generated lists for the scaling table;
 #   SCALE= skips them)
@@ -81,8 +82,10 @@ for spec in "kallsyms-6.18-x86_64.txt:kallsyms-6.18-sample.txt.xz:perf-script-ka
     measure "ksym-filter" "$B/ksym-filter" "$src" < /dev/null > "$W/$name.filt"
     measure "ksym-pack (optimal)" "$B/ksym-pack" -o "$W/$name.bin" "$W/$name.filt" < /dev/null
     measure "ksym-pack --tokens seed" "$B/ksym-pack" --tokens seed -o "$W/$name.seed.bin" "$W/$name.filt" < /dev/null
+    measure "ksym-pack --format v2" "$B/ksym-pack" --format v2 -o "$W/$name.v2.bin" "$W/$name.filt" < /dev/null
+    measure "ksym-pack --check (v2)" "$B/ksym-pack" --check "$W/$name.v2.bin" < /dev/null > /dev/null
     n=$(wc -l < "$W/$name.filt")
-    for b in bin seed.bin; do
+    for b in bin seed.bin v2.bin; do
         sz=$(stat -c %s "$W/$name.$b")
         printf '  blob %-9s %9d bytes  %6.2f B/symbol\n' "$b" "$sz" "$(echo "$sz / $n" | bc -l)" >&2
     done
@@ -115,12 +118,14 @@ PY
         race "$W/$name.$kind" \
             "ksym-resolve ($kind)" "$B/ksym-resolve $W/$name.bin" \
             "floor: u64 binary search ($kind)" "$E/baseline-floor $W/$name.bin" \
-            "bcc-style Vec<(u64,String)> ($kind)" "$E/baseline-naive $W/$name.filt"
-        k_wall=${WALLS[0]}; k_rss=${RSSES[0]}; f_wall=${WALLS[1]}; n_wall=${WALLS[2]}
+            "bcc-style Vec<(u64,String)> ($kind)" "$E/baseline-naive $W/$name.filt" \
+            "ksym-resolve on v2 ($kind)" "$B/ksym-resolve $W/$name.v2.bin"
+        k_wall=${WALLS[0]}; k_rss=${RSSES[0]}; f_wall=${WALLS[1]}; n_wall=${WALLS[2]}; v_wall=${WALLS[3]}; v_rss=${RSSES[3]}
         python3 -c "
-k, f, n = max($k_wall, 1e-3), max($f_wall, 1e-3), max($n_wall, 1e-3)
+k, f, n, v = max($k_wall, 1e-3), max($f_wall, 1e-3), max($n_wall, 1e-3), max($v_wall, 1e-3)
 print('  %-9s ksym %.2f M addr/s | floor %.2f M/s | bcc-style %.2f M/s | ksym/floor time %.2fx, bcc-style/ksym time %.2fx | resolve RSS %d KiB = blob %d KiB + %d KiB' % (
-    '$kind', 1/k, 1/f, 1/n, k/f, n/k, $k_rss, $blobsz // 1024, $k_rss - $blobsz // 1024))" >&2
+    '$kind', 1/k, 1/f, 1/n, k/f, n/k, $k_rss, $blobsz // 1024, $k_rss - $blobsz // 1024))
+print('  %-9s v2: %.2f M addr/s, v2/v1 time %.2fx, RSS %d KiB' % ('$kind', 1/v, v/k, $v_rss))" >&2
     done
 done
 

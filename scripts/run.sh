@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The main job on this machine: /proc/kallsyms -> ksym-filter -> ksym-pack ->
-# ksym-resolve. Falls back to the real sample shipped in tests/data when
+# The main job on this machine: /proc/kallsyms -> ksym-filter -> ksym-pack
+# (v1 and v2) -> ksym-resolve. Falls back to the real sample shipped in tests/data when
 # /proc/kallsyms is unreadable or its addresses are hidden (kptr_restrict).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,11 @@ fi
 echo "== ksym-filter: $(wc -l < "$out/kallsyms.txt") text symbols -> $out/kallsyms.txt"
 "$B/ksym-pack" -v -o "$out/kallsyms.bin" "$out/kallsyms.txt"
 "$B/ksym-pack" --check "$out/kallsyms.bin"
+"$B/ksym-pack" --format v2 --release "$(uname -r)" -v -o "$out/kallsyms.v2.bin" "$out/kallsyms.txt"
+"$B/ksym-pack" --check "$out/kallsyms.v2.bin"
+# v2 gives back exactly what ksym-filter wrote.
+"$B/ksym-pack" --dump "$out/kallsyms.v2.bin" | cmp - "$out/kallsyms.txt"
+echo "== ksym-pack --dump of the v2 blob equals ksym-filter's output"
 
 echo "== ksym-resolve: a few symbols' addresses, +0x10, and one below all symbols"
 {
@@ -27,4 +32,7 @@ echo "== ksym-resolve: a few symbols' addresses, +0x10, and one below all symbol
         printf '%x\n' $((0x$a + 0x10))
     done
     echo 0x1000
-} | "$B/ksym-resolve" "$out/kallsyms.bin"
+} > "$out/addresses.txt"
+"$B/ksym-resolve" "$out/kallsyms.bin" "$out/addresses.txt" | tee "$out/resolved.v1.txt"
+echo "== the same addresses on the v2 blob"
+"$B/ksym-resolve" "$out/kallsyms.v2.bin" "$out/addresses.txt" | tee "$out/resolved.v2.txt"
