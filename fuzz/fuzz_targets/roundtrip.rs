@@ -1,10 +1,14 @@
-//! Arbitrary symbol lists: pack then read must give every symbol back, and the
-//! blob must validate. Input: records of (address byte, type bit, name).
+//! Arbitrary symbol lists: pack (v1 with both token strategies, and v2) then
+//! read must give every symbol back, and the blob must validate (v2: also
+//! its deep check). Input: records of (address byte, type bit, name); a
+//! type bit of 1 on an even address adds a `__pfx_` twin 16 bytes below, so
+//! v2's folding is exercised.
 #![no_main]
 
+use ksym::Kallsyms;
 use ksym::blobfile::AlignedBlob;
-use ksym::reader::KallsymsMapped;
 use ksym::tokens::TokenStrategy;
+use ksym::v2::write::{V2Options, pack_v2};
 use ksym::writer::{SymbolList, pack};
 use libfuzzer_sys::fuzz_target;
 
@@ -15,15 +19,26 @@ fuzz_target!(|data: &[u8]| {
     for chunk in data.split(|&b| b == 0).take(2000) {
         let Some((&a, name)) = chunk.split_first() else { continue };
         let ty = if a & 1 == 0 { b'T' } else { b't' };
-        if list.push(u64::from(a) << 4, ty, name).is_ok() {
-            expect.push((u64::from(a) << 4, ty, name.to_vec()));
+        let addr = (u64::from(a) << 4) + 16;
+        if a & 3 == 2 {
+            let twin = [&b"__pfx_"[..], name].concat();
+            if list.push(addr - 16, ty, &twin).is_ok() {
+                expect.push((addr - 16, ty, twin));
+            }
+        }
+        if list.push(addr, ty, name).is_ok() {
+            expect.push((addr, ty, name.to_vec()));
         }
     }
     expect.sort_by_key(|e| e.0);
-    for strategy in [TokenStrategy::Optimal, TokenStrategy::Seed] {
-        let packed = pack(&list, strategy).expect("pack");
-        let blob = AlignedBlob::copy_from(&packed.blob);
-        let m = KallsymsMapped::from_blob(blob.as_bytes(), None, None).expect("own blob is valid");
+    for strategy in [Some(TokenStrategy::Optimal), Some(TokenStrategy::Seed), None] {
+        let bytes = match strategy {
+            Some(s) => pack(&list, s).expect("pack").blob,
+            None => pack_v2(&list, &V2Options::default()).expect("pack v2").blob,
+        };
+        let blob = AlignedBlob::copy_from(&bytes);
+        let m = Kallsyms::from_blob(blob.as_bytes(), None, None).expect("own blob is valid");
+        m.verify().expect("own blob passes the deep check");
         let got: Vec<(u64, u8, Vec<u8>)> = m
             .symbols()
             .map(|s| {

@@ -824,7 +824,7 @@ impl<'a> KallsymsV2<'a> {
         }
         let b = lo - 1;
         let first = b * ADDR_BLOCK;
-        let (mut lo, mut hi) = (first + 1, (first + ADDR_BLOCK).min(self.stored));
+        let (mut lo, mut hi) = (first, (first + ADDR_BLOCK).min(self.stored));
         while lo < hi {
             let mid = (lo + hi) / 2;
             if self.stored_address(mid) <= addr {
@@ -1114,6 +1114,14 @@ impl<'a> KallsymsV2<'a> {
             let a = self.stored_address(j);
             if j > 0 && a < self.stored_address(j - 1) {
                 return Err(fail(SectionId::AddrBits, "addresses not ascending"));
+            }
+            if j % ADDR_BLOCK == 0
+                && a != u64_at(self.addr_blocks, j / ADDR_BLOCK * ADDR_BLOCK_HEADER)
+            {
+                return Err(fail(
+                    SectionId::AddrBlocks,
+                    "a block's base is not its first address",
+                ));
             }
             if self.folded(j) {
                 let v = a.checked_sub(PFX_DISTANCE);
