@@ -713,7 +713,7 @@ impl<'a> KallsymsV2<'a> {
         if md.nruns == 0 {
             return None;
         }
-        // Last run starting at or before j.
+        // The last run starting at or before j.
         let (mut lo, mut hi) = (0usize, md.nruns);
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -824,16 +824,25 @@ impl<'a> KallsymsV2<'a> {
         }
         let b = lo - 1;
         let first = b * ADDR_BLOCK;
-        let (mut lo, mut hi) = (first, (first + ADDR_BLOCK).min(self.stored));
+        let h = b * ADDR_BLOCK_HEADER;
+        // In the block, compare packed values with the threshold instead of
+        // rebuilding each address: base + (v << shift) <= addr exactly when
+        // v <= (addr - base) >> shift.
+        let base = u64_at(self.addr_blocks, h);
+        let pos = u64::from(u32_at(self.addr_blocks, h + 8));
+        let width = u32::from(*self.addr_blocks.get(h + 12).unwrap_or(&0));
+        let shift = u32::from(*self.addr_blocks.get(h + 13).unwrap_or(&0)) & 63;
+        let t = addr.wrapping_sub(base) >> shift;
+        let (mut lo, mut hi) = (0usize, ADDR_BLOCK.min(self.stored - first));
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.stored_address(mid) <= addr {
+            if get_bits(self.addr_bits, pos + mid as u64 * u64::from(width), width) <= t {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        lo
+        first + lo
     }
 
     fn name_of_stored(&self, j: usize, pfx: bool) -> Name<'a> {
