@@ -33,7 +33,31 @@ impl AlignedBlob {
     ///
     /// Errors: the file cannot be opened or read.
     pub fn read_file(path: &Path) -> io::Result<Self> {
-        Self::read_from(File::open(path)?)
+        let mut f = File::open(path)?;
+        // Straight into the aligned words: one copy, no regrowth. The size is
+        // a hint only; a file that shrinks or grows meanwhile still reads whole.
+        let hint = f.metadata().map_or(0, |m| m.len()) as usize;
+        let mut words = vec![0u64; hint.div_ceil(8)];
+        let mut len = 0;
+        {
+            let buf = bytemuck::cast_slice_mut::<u64, u8>(&mut words);
+            while len < hint {
+                match io::Read::read(&mut f, &mut buf[len..hint]) {
+                    Ok(0) => break,
+                    Ok(n) => len += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        let mut rest = Vec::new();
+        io::Read::read_to_end(&mut f, &mut rest)?;
+        if rest.is_empty() {
+            return Ok(AlignedBlob { words, len });
+        }
+        let mut all = bytemuck::cast_slice::<u64, u8>(&words)[..len].to_vec();
+        all.extend_from_slice(&rest);
+        Ok(Self::copy_from(&all))
     }
 
     /// Reads a whole stream into an aligned buffer.

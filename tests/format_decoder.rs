@@ -399,17 +399,7 @@ fn v2_decoder_from_the_document_reads_sample_blobs() {
 
 #[test]
 fn v2_decoder_from_the_document_reads_every_corpus_blob() {
-    for name in [
-        "kallsyms-6.18-x86_64.txt",
-        "System.map-6.1.0-56-amd64",
-        "vmlinux-6.1.0-56-amd64.nm-n-C.txt",
-        "cargo-1.95.0.nm-n.txt",
-        "cargo-1.95.0.nm-n-C.txt",
-        "rustup-1.29.0.nm-n.txt",
-        "rustup-1.29.0.nm-n-C.txt",
-        "cryptography-rust-abi3.nm-n.txt",
-        "cryptography-rust-abi3.nm-n-C.txt",
-    ] {
+    for name in CORPUS_SYMBOL_LISTS {
         let Some(input) = corpus(name) else { return };
         check_v2(&run_ok("ksym-filter", &[], &input));
     }

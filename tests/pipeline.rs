@@ -188,17 +188,7 @@ fn samples_round_trip() {
 
 #[test]
 fn corpus_round_trip() {
-    for name in [
-        "kallsyms-6.18-x86_64.txt",
-        "System.map-6.1.0-56-amd64",
-        "vmlinux-6.1.0-56-amd64.nm-n-C.txt",
-        "cargo-1.95.0.nm-n.txt",
-        "cargo-1.95.0.nm-n-C.txt",
-        "rustup-1.29.0.nm-n.txt",
-        "rustup-1.29.0.nm-n-C.txt",
-        "cryptography-rust-abi3.nm-n.txt",
-        "cryptography-rust-abi3.nm-n-C.txt",
-    ] {
+    for name in CORPUS_SYMBOL_LISTS {
         let Some(input) = corpus(name) else { return };
         let (v1, v2) = round_trip(name, &input);
         let n = lines(&run_ok("ksym-filter", &[], &input)).count() as f64;

@@ -11,11 +11,19 @@ use ksym::resolve::{ResolveOptions, Resolver, resolve_names};
 
 const USAGE: &str = "usage: ksym-resolve [OPTIONS] BLOB [INPUT|-]...
        ksym-resolve [OPTIONS] --kallsyms FILE [INPUT|-]...
-Options: --no-size  --json  --names  --offset SLIDE  --kaslr-from-sym
-         --stext ADDR  --etext ADDR  --line-buffered
 Reads hex addresses, perf script, oops/dmesg or bcc output; prints
 `ADDR TYPE NAME+0xOFF/0xSIZE` for bare addresses, symbolizes kernel frames,
-passes every other line through unchanged.";
+passes every other line through unchanged. BLOB is a v1 or v2 blob.
+      --no-size         print name+0xoff without /0xsize (as perf and bcc do)
+      --json            one JSON object per address; other lines are dropped
+      --names           each input line is a name: print every symbol of it
+      --offset SLIDE    KASLR: subtract SLIDE (hex) before lookup
+      --kaslr-from-sym  learn the slide from the first [<ADDR>] func+0xoff or perf frame
+      --stext ADDR      use ADDR as _stext instead of the blob's
+      --etext ADDR      use ADDR as _etext (end of text) instead of the blob's
+      --kallsyms FILE   resolve from a /proc/kallsyms text instead of a blob
+      --line-buffered   flush after every line (automatic on a terminal)
+  -h, --help            this text";
 
 struct Args {
     blob: Option<String>,

@@ -215,6 +215,13 @@ pub fn rank1(words: &[u8], ranks: &[u8], j: usize) -> usize {
     r
 }
 
+/// Set bits in a bitvector's words.
+pub fn count_ones(words: &[u8]) -> usize {
+    (0..words.len() / 8)
+        .map(|i| word(words, i).count_ones() as usize)
+        .sum()
+}
+
 /// Bytes of a bitvector of `n` bits with its rank samples: `ceil(n/64)` u64
 /// words, then one u32 per 512 bits, padded to 8.
 pub const fn bitvector_len(n: usize) -> usize {

@@ -492,10 +492,7 @@ impl<'a> KallsymsV2<'a> {
         };
         let (marks, mark_ranks) = marks_all.split_at(8 * nwords);
         let mark_ranks = &mark_ranks[..4 * nranks];
-        let nmarks: usize = marks
-            .chunks_exact(8)
-            .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])).count_ones() as usize)
-            .sum();
+        let nmarks = count_ones(marks);
         if n2a.len() != marks_len + 8 * words_for(nmarks * idx_bits as usize) {
             return Err(bad(
                 at(SectionId::NameToAddr),
@@ -534,10 +531,7 @@ impl<'a> KallsymsV2<'a> {
         let pfx_all = sec(SectionId::Pfx);
         let (pfx, pfx_ranks) = pfx_all.split_at(8 * nwords);
         let pfx_ranks = &pfx_ranks[..4 * nranks];
-        let folded: usize = pfx
-            .chunks_exact(8)
-            .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])).count_ones() as usize)
-            .sum();
+        let folded = count_ones(pfx);
         if folded.checked_add(m) != Some(num_syms) {
             return Err(bad(
                 at(SectionId::Pfx),
@@ -777,12 +771,14 @@ impl<'a> KallsymsV2<'a> {
         rank1(self.pfx, self.pfx_ranks, j)
     }
 
-    /// Reads the rows a lookup at `rank` reads (name-order rank, pfx and
-    /// type bits) so that a batch of lookups overlaps its cache misses.
+    /// Reads the rows a lookup at `rank` reads (pfx and type bits, the
+    /// name-order rank) so that a batch of lookups overlaps its cache
+    /// misses; returns that name-order rank.
     #[inline]
-    pub fn touch(&self, rank: usize) -> u8 {
+    pub fn touch(&self, rank: usize) -> usize {
         let j = rank.saturating_sub(1);
-        (self.a2n(j) as u8) ^ (word(self.pfx, j / 64) as u8) ^ (word(self.types, j / 64) as u8)
+        core::hint::black_box(word(self.pfx, j / 64) ^ word(self.types, j / 64));
+        self.a2n(j)
     }
 
     /// [`rank`](Self::rank) searched inside `window`, which must contain

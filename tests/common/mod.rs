@@ -89,6 +89,20 @@ pub fn corpus(name: &str) -> Option<Vec<u8>> {
     }
 }
 
+/// The corpus' symbol lists (what `ksym-filter` reads), for the tests that
+/// go over all of them.
+pub const CORPUS_SYMBOL_LISTS: [&str; 9] = [
+    "kallsyms-6.18-x86_64.txt",
+    "System.map-6.1.0-56-amd64",
+    "vmlinux-6.1.0-56-amd64.nm-n-C.txt",
+    "cargo-1.95.0.nm-n.txt",
+    "cargo-1.95.0.nm-n-C.txt",
+    "rustup-1.29.0.nm-n.txt",
+    "rustup-1.29.0.nm-n-C.txt",
+    "cryptography-rust-abi3.nm-n.txt",
+    "cryptography-rust-abi3.nm-n-C.txt",
+];
+
 /// A scratch directory for one test.
 pub fn scratch(test: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(test);
