@@ -1105,8 +1105,7 @@ impl<'a> KallsymsV2<'a> {
     /// Deep check for `ksym-pack --check`: addresses ascending, folding as
     /// FORMAT.md §10.1 requires, every name decodable with exact LCPs, names
     /// strictly in name order, `addr_to_name` and `name_to_addr` inverse,
-    /// types and modules in range. Linear time, allocates the two names it
-    /// compares.
+    /// types and modules in range. Linear time; allocates three name buffers.
     ///
     /// Errors: the first violation, with the offset of its section.
     #[cfg(feature = "std")]
@@ -1201,8 +1200,7 @@ impl<'a> KallsymsV2<'a> {
             return Err(fail(SectionId::Tokens, "code 0 has an expansion"));
         }
         // Names: each bucket parses whole, LCPs are exact, order is strict.
-        let mut prev: Vec<u8> = Vec::new();
-        let mut cur: Vec<u8> = Vec::new();
+        let (mut prev, mut cur, mut again) = (Vec::new(), Vec::new(), Vec::new());
         let mut prev_row = 0usize;
         let nb = m.div_ceil(BUCKET);
         let mut expect_at = 0usize;
@@ -1251,7 +1249,7 @@ impl<'a> KallsymsV2<'a> {
                     return Err(fail(SectionId::NameToAddr, "names not in name order"));
                 }
                 // The reader's own decoding must agree with this one.
-                let mut again = Vec::new();
+                again.clear();
                 self.name_at_rank(r, false).extend_into(&mut again);
                 if again != cur {
                     return Err(fail(SectionId::Names, "name decodes two ways"));
