@@ -229,6 +229,25 @@ pub const fn bitvector_len(n: usize) -> usize {
     (8 * words + 4 * words.div_ceil(RANK_BLOCK_BITS / 64)).div_ceil(8) * 8
 }
 
+/// The number of leading indices `0..n` for which `pred` holds (`pred`
+/// true then false, like `slice::partition_point`), by a binary search whose
+/// steps select without branching: the comparisons of a lookup are random,
+/// so mispredicted branches would cost more than the loads.
+#[inline(always)]
+pub fn partition_point(n: usize, mut pred: impl FnMut(usize) -> bool) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let (mut base, mut size) = (0usize, n);
+    while size > 1 {
+        let half = size / 2;
+        let mid = base + half;
+        base = core::hint::select_unpredictable(pred(mid), mid, base);
+        size -= half;
+    }
+    base + usize::from(pred(base))
+}
+
 /// Reads an unsigned LEB128 value of at most 3 bytes (values below 2^21) at
 /// `at`; returns it and the bytes read, or `None` when it is longer or cut off.
 #[inline]
@@ -253,6 +272,19 @@ mod tests {
         assert!(u64::from_le_bytes(MAGIC) > u64::from(u32::MAX));
         // The published check value of CRC-32C.
         assert_eq!(CRC32C.checksum(b"123456789"), 0xE306_9283);
+    }
+
+    #[test]
+    fn partition_point_agrees_with_the_slice_method() {
+        for n in 0..40usize {
+            let v: Vec<usize> = (0..n).map(|i| i / 3).collect();
+            for key in 0..16 {
+                assert_eq!(
+                    partition_point(n, |i| v[i] <= key),
+                    v.partition_point(|&x| x <= key)
+                );
+            }
+        }
     }
 
     #[test]

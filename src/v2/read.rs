@@ -789,16 +789,8 @@ impl<'a> KallsymsV2<'a> {
         if window.start == 0 && window.end >= self.stored {
             return self.rank(addr);
         }
-        let (mut lo, mut hi) = (window.start.min(self.stored), window.end.min(self.stored));
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.stored_address(mid) <= addr {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        let (lo, hi) = (window.start.min(self.stored), window.end.min(self.stored));
+        lo + partition_point(hi - lo, |i| self.stored_address(lo + i) <= addr)
     }
 
     /// Stored rows with address `<= addr`: a binary search over block bases,
@@ -806,39 +798,26 @@ impl<'a> KallsymsV2<'a> {
     #[inline]
     pub fn rank(&self, addr: u64) -> usize {
         let nblocks = self.stored.div_ceil(ADDR_BLOCK);
-        let (mut lo, mut hi) = (0usize, nblocks);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if u64_at(self.addr_blocks, mid * ADDR_BLOCK_HEADER) <= addr {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo == 0 {
+        let blocks = self.addr_blocks;
+        let q = partition_point(nblocks, |b| u64_at(blocks, b * ADDR_BLOCK_HEADER) <= addr);
+        if q == 0 {
             return 0;
         }
-        let b = lo - 1;
+        let b = q - 1;
         let first = b * ADDR_BLOCK;
         let h = b * ADDR_BLOCK_HEADER;
         // In the block, compare packed values with the threshold instead of
         // rebuilding each address: base + (v << shift) <= addr exactly when
         // v <= (addr - base) >> shift.
-        let base = u64_at(self.addr_blocks, h);
-        let pos = u64::from(u32_at(self.addr_blocks, h + 8));
-        let width = u32::from(*self.addr_blocks.get(h + 12).unwrap_or(&0));
-        let shift = u32::from(*self.addr_blocks.get(h + 13).unwrap_or(&0)) & 63;
+        let base = u64_at(blocks, h);
+        let pos = u64::from(u32_at(blocks, h + 8));
+        let width = u32::from(*blocks.get(h + 12).unwrap_or(&0));
+        let shift = u32::from(*blocks.get(h + 13).unwrap_or(&0)) & 63;
         let t = addr.wrapping_sub(base) >> shift;
-        let (mut lo, mut hi) = (0usize, ADDR_BLOCK.min(self.stored - first));
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if get_bits(self.addr_bits, pos + mid as u64 * u64::from(width), width) <= t {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        first + lo
+        first
+            + partition_point(ADDR_BLOCK.min(self.stored - first), |i| {
+                get_bits(self.addr_bits, pos + i as u64 * u64::from(width), width) <= t
+            })
     }
 
     fn name_of_stored(&self, j: usize, pfx: bool) -> Name<'a> {
@@ -925,16 +904,7 @@ impl<'a> KallsymsV2<'a> {
         // First alias: aliases are never folded, so search stored rows only.
         let mut first = r - 1;
         if first > 0 && self.stored_address(first - 1) == sym_addr {
-            let (mut lo, mut hi) = (0usize, first);
-            while lo < hi {
-                let mid = (lo + hi) / 2;
-                if self.stored_address(mid) < sym_addr {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            first = lo;
+            first = partition_point(first, |j| self.stored_address(j) < sym_addr);
         }
         let next = next.map(|(a, f)| if f { a.wrapping_sub(PFX_DISTANCE) } else { a });
         self.hit(addr, first, false, sym_addr, next)
