@@ -230,9 +230,10 @@ pub const fn bitvector_len(n: usize) -> usize {
 }
 
 /// The number of leading indices `0..n` for which `pred` holds (`pred`
-/// true then false, like `slice::partition_point`), by a binary search whose
-/// steps select without branching: the comparisons of a lookup are random,
-/// so mispredicted branches would cost more than the loads.
+/// true then false, like `slice::partition_point`), by a binary search of
+/// fixed halving steps that select instead of branching, as the standard
+/// library's does: the comparisons of a lookup are random, so mispredicted
+/// branches would cost more than the loads.
 #[inline(always)]
 pub fn partition_point(n: usize, mut pred: impl FnMut(usize) -> bool) -> usize {
     if n == 0 {
@@ -242,7 +243,8 @@ pub fn partition_point(n: usize, mut pred: impl FnMut(usize) -> bool) -> usize {
     while size > 1 {
         let half = size / 2;
         let mid = base + half;
-        base = core::hint::select_unpredictable(pred(mid), mid, base);
+        // A select, not a branch (LLVM emits cmov for this shape).
+        base = if pred(mid) { mid } else { base };
         size -= half;
     }
     base + usize::from(pred(base))
