@@ -301,3 +301,44 @@ fn tokens_summary_has_a_v2_line() {
         "{out}"
     );
 }
+
+#[test]
+fn same_bytes_on_one_thread_or_two() {
+    // 16,384 names and more are sorted on two threads when the process may
+    // use two CPUs; `taskset -c 0` leaves it one (available_parallelism
+    // follows the affinity mask).
+    let Some(input) = corpus("kallsyms-6.18-x86_64.txt") else {
+        return;
+    };
+    if Command::new("taskset").arg("-V").output().is_err() {
+        let _ = writeln!(std::io::stderr(), "SKIPPED: taskset not found");
+        return;
+    }
+    let dir = scratch("v2-threads");
+    let list = dir.join("in.txt");
+    std::fs::write(&list, run_ok("ksym-filter", &[], &input)).unwrap();
+    let mut blobs = Vec::new();
+    for pin in [true, false] {
+        let out = dir.join(format!("k{pin}"));
+        let mut cmd = if pin {
+            let mut c = Command::new("taskset");
+            c.args(["-c", "0"]).arg(bin("ksym-pack"));
+            c
+        } else {
+            Command::new(bin("ksym-pack"))
+        };
+        let st = cmd
+            .args([
+                "--format",
+                "v2",
+                "-o",
+                out.to_str().unwrap(),
+                list.to_str().unwrap(),
+            ])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        blobs.push(std::fs::read(&out).unwrap());
+    }
+    assert!(blobs[0] == blobs[1], "v2 bytes depend on the thread count");
+}

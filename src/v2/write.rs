@@ -184,22 +184,14 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
     }
     let by_addr = list.address_order();
     let fold = fold_flags(list, &by_addr);
-    let rows: Vec<u32> = by_addr
-        .iter()
-        .zip(&fold)
-        .filter(|(_, f)| !**f)
-        .map(|(&r, _)| r)
-        .collect();
-    let folded_of: Vec<bool> = {
-        // Row j is folded-into when the symbol before it in address order folded.
-        let mut v = Vec::with_capacity(rows.len());
-        for (i, f) in fold.iter().enumerate() {
-            if !f {
-                v.push(i > 0 && fold[i - 1]);
-            }
+    // Stored rows, and which of them carry the folded symbol before them.
+    let (mut rows, mut folded_of) = (Vec::new(), Vec::new());
+    for (i, (&r, &f)) in by_addr.iter().zip(&fold).enumerate() {
+        if !f {
+            rows.push(r);
+            folded_of.push(i > 0 && fold[i - 1]);
         }
-        v
-    };
+    }
     let m = rows.len();
     let stored = Stored { list, rows: &rows };
     let order = name_order(&stored);
