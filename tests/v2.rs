@@ -342,3 +342,34 @@ fn same_bytes_on_one_thread_or_two() {
     }
     assert!(blobs[0] == blobs[1], "v2 bytes depend on the thread count");
 }
+
+#[test]
+fn a_misaligned_v2_blob_reads_the_same() {
+    // The reader takes any address; aligned blobs take a faster block search.
+    let dir = scratch("v2-misaligned");
+    let blob = std::fs::read(pack_v2(&dir, &sample("kallsyms-6.18-sample.txt.xz"), &[])).unwrap();
+    let aligned = AlignedBlob::copy_from(&blob);
+    let mut shifted = vec![0u8; blob.len() + 1];
+    shifted[1..].copy_from_slice(&blob);
+    let a = KallsymsV2::from_blob(aligned.as_bytes(), None, None).unwrap();
+    let b = KallsymsV2::from_blob(&shifted[1..], None, None).unwrap();
+    let mut probes = 0;
+    for s in a.symbols() {
+        for p in [
+            s.address.wrapping_sub(1),
+            s.address,
+            s.address + 1,
+            s.address + 0x40,
+        ] {
+            let ha = a
+                .lookup_address(p)
+                .map(|h| (h.symbol.index, h.offset, h.size));
+            let hb = b
+                .lookup_address(p)
+                .map(|h| (h.symbol.index, h.offset, h.size));
+            assert_eq!(ha, hb, "{p:#x}");
+            probes += 1;
+        }
+    }
+    assert!(probes > 1000);
+}

@@ -288,6 +288,10 @@ pub struct KallsymsV2<'a> {
     stored: usize,
     meta: Meta<'a>,
     addr_blocks: &'a [u8],
+    /// `addr_blocks` as `[base, bitpos|width|shift]` pairs when the blob is
+    /// 8-byte aligned (a mapped or `AlignedBlob` one is), so the block search
+    /// compares words instead of assembling them from bytes; empty otherwise.
+    addr_words: &'a [[u64; 2]],
     addr_bits: &'a [u8],
     types: &'a [u8],
     type_exc: &'a [u8],
@@ -619,6 +623,7 @@ impl<'a> KallsymsV2<'a> {
             stored: m,
             meta,
             addr_blocks: blocks,
+            addr_words: bytemuck::try_cast_slice(blocks).unwrap_or(&[]),
             addr_bits: sec(SectionId::AddrBits),
             types: sec(SectionId::Types),
             type_exc: sec(SectionId::TypeExceptions),
@@ -799,7 +804,12 @@ impl<'a> KallsymsV2<'a> {
     pub fn rank(&self, addr: u64) -> usize {
         let nblocks = self.stored.div_ceil(ADDR_BLOCK);
         let blocks = self.addr_blocks;
-        let q = partition_point(nblocks, |b| u64_at(blocks, b * ADDR_BLOCK_HEADER) <= addr);
+        let q = if self.addr_words.len() == nblocks {
+            let w = self.addr_words;
+            w.partition_point(|h| u64::from_le(h[0]) <= addr)
+        } else {
+            partition_point(nblocks, |b| u64_at(blocks, b * ADDR_BLOCK_HEADER) <= addr)
+        };
         if q == 0 {
             return 0;
         }
