@@ -165,18 +165,13 @@ impl<'a> Kallsyms<'a> {
     }
 
     /// Reads what a lookup at `rank` will read first, so that a batch of
-    /// lookups overlaps its cache misses. Returns, for v2, the name-order
-    /// rank of the name that lookup will most likely return (a key callers
-    /// caching decoded names can prefetch with); `None` for v1.
+    /// lookups overlaps its cache misses; returns a byte to keep it alive.
     #[inline]
-    pub fn touch(&self, rank: usize) -> Option<usize> {
+    pub fn touch(&self, rank: usize) -> u8 {
         match self {
-            Kallsyms::V1(m) if rank > 0 && rank <= m.len() => {
-                core::hint::black_box(m.symbol_type(rank - 1));
-                None
-            }
-            Kallsyms::V2(v) => Some(v.touch(rank)),
-            _ => None,
+            Kallsyms::V1(m) if rank > 0 && rank <= m.len() => m.symbol_type(rank - 1),
+            Kallsyms::V2(v) => v.touch(rank),
+            _ => 0,
         }
     }
 

@@ -103,12 +103,6 @@ struct NameCache {
 }
 
 impl NameCache {
-    /// The cache entry of name-order rank `key` (0 when not cached).
-    #[inline]
-    fn entry(&self, key: usize) -> u64 {
-        self.at.get(key).copied().unwrap_or(0)
-    }
-
     /// Reads the cache entry and first byte `push` will read for `name`.
     #[inline]
     fn touch(&self, name: &crate::reader::Name<'_>) -> u8 {
@@ -683,11 +677,9 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 *r = self.map.rank_in(a, self.index.window(a));
             }
         }
-        let mut touch = 0u64;
+        let mut touch = 0u8;
         for &r in &ranks[..n] {
-            if let Some(key) = self.map.touch(r) {
-                touch ^= self.names.entry(key);
-            }
+            touch ^= self.map.touch(r);
         }
         let mut hits: [Option<AddressHit<'a>>; BATCH] = [None; BATCH];
         for (i, (_, plan)) in batch.plans.iter().enumerate() {
@@ -701,7 +693,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
         // v2: the decoded names these hits print, before printing.
         for h in hits[..n].iter().flatten() {
-            touch ^= u64::from(self.names.touch(&h.symbol.name));
+            touch ^= self.names.touch(&h.symbol.name);
         }
         std::hint::black_box(touch);
         for (i, (range, plan)) in batch.plans.iter().enumerate() {

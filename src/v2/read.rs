@@ -776,14 +776,12 @@ impl<'a> KallsymsV2<'a> {
         rank1(self.pfx, self.pfx_ranks, j)
     }
 
-    /// Reads the rows a lookup at `rank` reads (pfx and type bits, the
-    /// name-order rank) so that a batch of lookups overlaps its cache
-    /// misses; returns that name-order rank.
+    /// Reads the rows a lookup at `rank` reads (name-order rank, pfx and
+    /// type bits) so that a batch of lookups overlaps its cache misses.
     #[inline]
-    pub fn touch(&self, rank: usize) -> usize {
+    pub fn touch(&self, rank: usize) -> u8 {
         let j = rank.saturating_sub(1);
-        core::hint::black_box(word(self.pfx, j / 64) ^ word(self.types, j / 64));
-        self.a2n(j)
+        (self.a2n(j) as u8) ^ (word(self.pfx, j / 64) as u8) ^ (word(self.types, j / 64) as u8)
     }
 
     /// [`rank`](Self::rank) searched inside `window`, which must contain
