@@ -197,14 +197,7 @@ impl<'a> Name<'a> {
     /// Byte-order comparison of this name with `key` (the name order of FORMAT.md §4).
     pub fn cmp_bytes(&self, key: &[u8]) -> Ordering {
         match self.0 {
-            Repr::Plain { token, rest } => {
-                let t = token.len().min(key.len());
-                match token[..t].cmp(&key[..t]) {
-                    Ordering::Equal if t < token.len() => Ordering::Greater,
-                    Ordering::Equal => rest.cmp(&key[t..]),
-                    o => o,
-                }
-            }
+            Repr::Plain { token, rest } => cmp_parts(token, rest, key),
             Repr::Coded(c) => c.cmp_key(key).0,
         }
     }
@@ -241,6 +234,17 @@ impl<'a> Name<'a> {
     #[inline]
     pub fn extend_into(&self, out: &mut std::vec::Vec<u8>) {
         self.for_each_run(|r| out.extend_from_slice(r));
+    }
+}
+
+/// Byte-order comparison of `token` followed by `rest` with `key`.
+#[inline]
+fn cmp_parts(token: &[u8], rest: &[u8], key: &[u8]) -> Ordering {
+    let t = token.len().min(key.len());
+    match token[..t].cmp(&key[..t]) {
+        Ordering::Equal if t < token.len() => Ordering::Greater,
+        Ordering::Equal => rest.cmp(&key[t..]),
+        o => o,
     }
 }
 
@@ -696,16 +700,23 @@ impl<'a> KallsymsMapped<'a> {
 
     #[inline]
     fn record(&self, i: usize) -> (u8, Name<'a>) {
+        let (ty, token, rest) = self.record_parts(i);
+        (ty, Name::plain(token, rest))
+    }
+
+    /// Type, token and raw rest of record `i`: what name searches compare,
+    /// without building a format-neutral [`Name`].
+    #[inline]
+    fn record_parts(&self, i: usize) -> (u8, &'a [u8], &'a [u8]) {
         // Validated in from_blob: in bounds, well formed.
         let at = u32::from_le(self.offsets[i]) as usize;
         let ty = self.names[at];
         let len = u16::from_le_bytes([self.names[at + 1], self.names[at + 2]]) as usize;
         let payload = &self.names[at + RECORD_PREFIX_LEN..at + RECORD_PREFIX_LEN + len];
-        let name = match parse_token_ref(payload) {
-            Ok(Some((id, rl))) => Name::plain(self.token(id as usize), &payload[rl..]),
-            _ => Name::plain(&[], payload),
-        };
-        (ty, name)
+        match parse_token_ref(payload) {
+            Ok(Some((id, rl))) => (ty, self.token(id as usize), &payload[rl..]),
+            _ => (ty, &[], payload),
+        }
     }
 
     /// Symbol `i` in address order. Panics if `i >= len()`.
@@ -817,12 +828,19 @@ impl<'a> KallsymsMapped<'a> {
 
     /// Ranks (positions in name order) whose names equal `name`.
     fn name_ranks(&self, name: &[u8]) -> core::ops::Range<usize> {
+        let parts = |s: u32| {
+            let (_, t, r) = self.record_parts(u32::from_le(s) as usize);
+            (t, r)
+        };
         let lo = self.seqs.partition_point(|&s| {
-            self.name(u32::from_le(s) as usize).cmp_bytes(name) == Ordering::Less
+            let (t, r) = parts(s);
+            cmp_parts(t, r, name) == Ordering::Less
         });
         let hi = lo
-            + self.seqs[lo..]
-                .partition_point(|&s| self.name(u32::from_le(s) as usize).eq_bytes(name));
+            + self.seqs[lo..].partition_point(|&s| {
+                let (t, r) = parts(s);
+                t.len() + r.len() == name.len() && name.starts_with(t) && &name[t.len()..] == r
+            });
         lo..hi
     }
 
