@@ -56,18 +56,7 @@ fn round_trip(test: &str, input: &[u8]) -> (u64, u64) {
     std::fs::write(&list, &filtered).unwrap();
     let mut sizes = [0u64; 2];
     for (k, format) in ["v1", "v2"].into_iter().enumerate() {
-        let blob = dir.join(format!("k.{format}"));
-        run_ok(
-            "ksym-pack",
-            &[
-                "--format",
-                format,
-                "-o",
-                blob.to_str().unwrap(),
-                list.to_str().unwrap(),
-            ],
-            b"",
-        );
+        let blob = pack_file(&dir, &list, format, &[]);
         sizes[k] = std::fs::metadata(&blob).unwrap().len();
         let check = run_ok("ksym-pack", &["--check", blob.to_str().unwrap()], b"");
         assert!(

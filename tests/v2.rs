@@ -28,15 +28,9 @@ ffffffffc0300050 t ext4_write\t[ext4]
 ";
 
 fn pack_v2(dir: &std::path::Path, input: &[u8], extra: &[&str]) -> std::path::PathBuf {
-    let filtered = run_ok("ksym-filter", &[], input);
     let list = dir.join("in.txt");
-    std::fs::write(&list, &filtered).unwrap();
-    let blob = dir.join("k.v2");
-    let mut args = vec!["--format", "v2", "-o", blob.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    args.push(list.to_str().unwrap());
-    run_ok("ksym-pack", &args, b"");
-    blob
+    std::fs::write(&list, run_ok("ksym-filter", &[], input)).unwrap();
+    pack_file(dir, &list, "v2", extra)
 }
 
 #[test]
@@ -205,18 +199,7 @@ fn arm64_etext_is_a_data_symbol_yet_bounds_the_text() {
     let list = dir.join("in.txt");
     std::fs::write(&list, &filtered).unwrap();
     for format in ["v1", "v2"] {
-        let blob = dir.join(format);
-        run_ok(
-            "ksym-pack",
-            &[
-                "--format",
-                format,
-                "-o",
-                blob.to_str().unwrap(),
-                list.to_str().unwrap(),
-            ],
-            b"",
-        );
+        let blob = pack_file(&dir, &list, format, &[]);
         let out = run_ok(
             "ksym-resolve",
             &[blob.to_str().unwrap()],

@@ -103,6 +103,17 @@ pub const CORPUS_SYMBOL_LISTS: [&str; 9] = [
     "cryptography-rust-abi3.nm-n-C.txt",
 ];
 
+/// Packs the `ADDR TYPE NAME` list at `list` with `ksym-pack --format
+/// FORMAT EXTRA... -o DIR/k.FORMAT`; returns the blob's path.
+pub fn pack_file(dir: &Path, list: &Path, format: &str, extra: &[&str]) -> PathBuf {
+    let blob = dir.join(format!("k.{format}"));
+    let mut args = vec!["--format", format, "-o", blob.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.push(list.to_str().unwrap());
+    run_ok("ksym-pack", &args, b"");
+    blob
+}
+
 /// A scratch directory for one test.
 pub fn scratch(test: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(test);
