@@ -99,7 +99,7 @@ struct Piece {
 
 /// The pieces of a coded name, in order: what each contributing entry adds.
 #[derive(Clone, Copy)]
-pub(crate) struct Pieces {
+struct Pieces {
     piece: [Piece; BUCKET],
     n: u8,
 }
@@ -109,7 +109,7 @@ impl<'a> CodedName<'a> {
         bucket_of(self.names, self.name_index, self.rank as usize / BUCKET)
     }
 
-    pub(crate) fn pieces(&self, bucket: &[u8]) -> Pieces {
+    fn pieces(&self, bucket: &[u8]) -> Pieces {
         let k = self.rank as usize % BUCKET;
         let e = parse_entries(bucket, k);
         let mut p = Pieces {
