@@ -13,7 +13,8 @@
 //! [`tokens`] chooses the token table,
 //! [`writer`] builds the blob, [`resolve`] rewrites address streams, and
 //! [`lines`], [`hex`], [`blobfile`] and [`cli`] are the I/O pieces they share;
-//! [`addrindex`] speeds up streams of address lookups.
+//! [`addrindex`] speeds up streams of address lookups; [`dwarf`] reads
+//! source lines and inline frames from an ELF file's DWARF.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -31,6 +32,8 @@ pub mod blobfile;
 pub mod cli;
 #[cfg(feature = "std")]
 pub mod demangle;
+#[cfg(feature = "std")]
+pub mod dwarf;
 #[cfg(feature = "std")]
 pub mod hex;
 #[cfg(feature = "std")]

@@ -63,6 +63,12 @@ pub enum PackErrorKind {
     },
     /// v2: the release or build-id is longer than 65,535 bytes.
     MetaTooLong,
+    /// v2 `lines`: the rows span 4 GiB of addresses or more, or a part is
+    /// larger than a u32 length field holds (FORMAT.md §15.1).
+    LinesTooLarge,
+    /// v2 `lines`: the source table breaks a rule of FORMAT.md §15 (rows
+    /// out of address order, an id past its table...): a bug of its builder.
+    LinesInvalid(&'static str),
     /// Reading the input failed.
     Io(std::io::Error),
 }
@@ -111,6 +117,13 @@ impl fmt::Display for PackError {
                     f,
                     "release or build-id longer than 65,535 bytes (FORMAT.md §10.6)"
                 )
+            }
+            PackErrorKind::LinesTooLarge => write!(
+                f,
+                "source lines span 4 GiB of addresses or more, or a part exceeds 4 GiB (FORMAT.md §15.1)"
+            ),
+            PackErrorKind::LinesInvalid(what) => {
+                write!(f, "source lines table invalid: {what} (FORMAT.md §15)")
             }
             PackErrorKind::Io(e) => write!(f, "read error: {e}"),
         }

@@ -23,6 +23,8 @@ Packs `ADDR TYPE NAME[\t[module]]` lines (ksym-filter's output) into a kallsyms 
       --tokens optimal|seed   v1 prefix-token strategy (default optimal)
       --release STR     v2: store the kernel release (uname -r)
       --build-id HEX    v2: store the kernel's build-id
+      --lines ELF       v2: store source lines and inline frames from ELF's DWARF (vmlinux)
+      --columns         with --lines: store column numbers too (bigger blob)
       --check BLOB      validate a blob of either format; says what and where is wrong
       --dump BLOB       print a blob back as ADDR TYPE NAME[\t[module]] lines
   -h, --help            this text";
@@ -38,6 +40,7 @@ enum Mode {
         strategy: TokenStrategy,
         format: Format,
         v2: V2Options,
+        lines: Option<(PathBuf, bool)>,
     },
     Check(PathBuf),
     Dump(PathBuf),
@@ -48,6 +51,7 @@ fn parse_args() -> Result<Mode, CliError> {
     let (mut input, mut output, mut verbose, mut strategy) =
         (None, None, false, TokenStrategy::default());
     let (mut format, mut v2) = (Format::V1, V2Options::default());
+    let (mut lines, mut columns) = (None::<PathBuf>, false);
     let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
@@ -73,6 +77,8 @@ fn parse_args() -> Result<Mode, CliError> {
                     CliError::Usage(format!("--build-id: expected hex bytes, got `{s}`"))
                 })?;
             }
+            Long("lines") => lines = Some(p.value()?.into()),
+            Long("columns") => columns = true,
             Long("check") => return Ok(Mode::Check(p.value()?.into())),
             Long("dump") => return Ok(Mode::Dump(p.value()?.into())),
             Short('h') | Long("help") => {
@@ -88,7 +94,16 @@ fn parse_args() -> Result<Mode, CliError> {
             "--release and --build-id need --format v2 (v1 has no field for them)".into(),
         ));
     }
+    if format == Format::V1 && lines.is_some() {
+        return Err(CliError::Usage(
+            "--lines needs --format v2 (v1 has no place for source lines)".into(),
+        ));
+    }
+    if columns && lines.is_none() {
+        return Err(CliError::Usage("--columns needs --lines ELF".into()));
+    }
     Ok(Mode::Pack {
+        lines: lines.map(|l| (l, columns)),
         input: input.unwrap_or_else(|| "-".into()),
         output,
         verbose,
@@ -150,7 +165,8 @@ fn run() -> Result<(), CliError> {
             verbose,
             strategy,
             format,
-            v2,
+            mut v2,
+            lines,
         } => {
             if output.is_none() && stdout_is_terminal() {
                 return Err(CliError::Usage(
@@ -169,6 +185,23 @@ fn run() -> Result<(), CliError> {
                     Box::new(move |out| layout.write_to(out))
                 }
                 Format::V2 => {
+                    if let Some((elf, columns)) = lines {
+                        let (table, stats) = ksym::dwarf::read_source_table(&elf)
+                            .map_err(|e| CliError::Input(e.to_string()))?;
+                        if verbose {
+                            eprintln!(
+                                "ksym-pack: {}: {} units, {} boundaries, {} rows, {} inline nodes, {} files, {} strings",
+                                elf.display(),
+                                stats.units,
+                                stats.boundaries,
+                                table.rows.len(),
+                                table.nodes.len(),
+                                table.files.len(),
+                                table.strings.len()
+                            );
+                        }
+                        v2.lines = Some((table, columns));
+                    }
                     let packed = pack_v2(&list, &v2).map_err(|e| CliError::input(&input, e))?;
                     if verbose {
                         eprintln!("ksym-pack: {}", packed.describe());

@@ -62,10 +62,11 @@ pub enum SectionId {
     Names = 10,
     Tokens = 11,
     Modules = 12,
+    Lines = 13,
 }
 
 /// Every section id, in blob order.
-pub const SECTIONS: [SectionId; 12] = [
+pub const SECTIONS: [SectionId; 13] = [
     SectionId::Meta,
     SectionId::AddrBlocks,
     SectionId::AddrBits,
@@ -78,6 +79,7 @@ pub const SECTIONS: [SectionId; 12] = [
     SectionId::Names,
     SectionId::Tokens,
     SectionId::Modules,
+    SectionId::Lines,
 ];
 
 impl SectionId {
@@ -96,6 +98,7 @@ impl SectionId {
             SectionId::Names => "names",
             SectionId::Tokens => "tokens",
             SectionId::Modules => "modules",
+            SectionId::Lines => "lines",
         }
     }
 }
@@ -117,6 +120,13 @@ pub const BOUND_NAMES: [&[u8]; 4] = [b"_stext", b"_etext", b"_sinittext", b"_ein
 
 /// Bytes of `meta` before the release and build-id bytes.
 pub const META_FIXED: usize = 40;
+
+/// Rows per block of the `lines` section's row stream (FORMAT.md §15.2):
+/// a lookup decodes at most this many rows.
+pub const LINE_BLOCK: usize = 32;
+
+/// Bytes of the `lines` section's header (FORMAT.md §15.1).
+pub const LINES_HEADER: usize = 64;
 
 /// Bytes of the `tokens` section before the expansions: 257 u16 offsets.
 pub const TOKENS_FIXED: usize = 2 * 257;

@@ -4,12 +4,17 @@
 //! text bounds and the kernel's identity.
 //!
 //! [`layout`] holds the constants and bit-level helpers the writer and the
-//! reader share; [`read`] is the zero-copy `no_std` reader. With `std`,
-//! [`write`] builds a blob and [`pairs`] learns its pair-merged token table.
+//! reader share; [`read`] is the zero-copy `no_std` reader and [`lines`] its
+//! reader of the optional source lines and inline frames. With `std`,
+//! [`write`] builds a blob, [`pairs`] learns its pair-merged token table
+//! and [`lines_write`] encodes the `lines` section.
 
 pub mod layout;
+pub mod lines;
 pub mod read;
 
+#[cfg(feature = "std")]
+pub mod lines_write;
 #[cfg(feature = "std")]
 pub mod pairs;
 #[cfg(feature = "std")]

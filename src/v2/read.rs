@@ -8,6 +8,7 @@
 use core::cmp::Ordering;
 
 use super::layout::*;
+use super::lines::LineTable;
 use crate::format::LAST_SYMBOL_MAX_SPAN;
 use crate::reader::{AddressHit, BlobError, BlobErrorKind, Name, Symbol};
 
@@ -309,7 +310,8 @@ pub struct KallsymsV2<'a> {
     stext: Option<u64>,
     etext: Option<u64>,
     einittext: Option<u64>,
-    sections: [Option<SectionInfo>; 12],
+    sections: [Option<SectionInfo>; SECTIONS.len()],
+    lines: Option<LineTable<'a>>,
 }
 
 impl core::fmt::Debug for KallsymsV2<'_> {
@@ -401,8 +403,8 @@ impl<'a> KallsymsV2<'a> {
             ));
         }
 
-        let mut sections: [Option<SectionInfo>; 12] = [None; 12];
-        let mut slices: [&[u8]; 12] = [&[]; 12];
+        let mut sections: [Option<SectionInfo>; SECTIONS.len()] = [None; SECTIONS.len()];
+        let mut slices: [&[u8]; SECTIONS.len()] = [&[]; SECTIONS.len()];
         let mut end = header_len;
         let mut prev_id = 0u32;
         for s in 0..nsect {
@@ -458,7 +460,7 @@ impl<'a> KallsymsV2<'a> {
             return Err(err(end, BlobErrorKind::TrailingBytes));
         }
         for id in SECTIONS {
-            if id != SectionId::Modules && sections[id as usize - 1].is_none() {
+            if !matches!(id, SectionId::Modules | SectionId::Lines) && sections[id as usize - 1].is_none() {
                 return Err(err(0, BlobErrorKind::MissingSection { section: id.name() }));
             }
         }
@@ -618,6 +620,11 @@ impl<'a> KallsymsV2<'a> {
             };
         }
 
+        let lines = match sections[SectionId::Lines as usize - 1] {
+            Some(s) => Some(LineTable::parse(slices[SectionId::Lines as usize - 1], s.offset)?),
+            None => None,
+        };
+
         let mut v = KallsymsV2 {
             num_syms,
             stored: m,
@@ -638,6 +645,7 @@ impl<'a> KallsymsV2<'a> {
             names: sec(SectionId::Names),
             tokens,
             modules,
+            lines,
             stext: None,
             etext: None,
             einittext: None,
@@ -647,6 +655,12 @@ impl<'a> KallsymsV2<'a> {
         v.etext = etext.or(meta.bound(1));
         v.einittext = meta.bound(3);
         Ok(v)
+    }
+
+    /// The source lines and inline frames (FORMAT.md §15), when the blob
+    /// has a `lines` section (`ksym-pack --lines ELF`).
+    pub fn lines(&self) -> Option<&LineTable<'a>> {
+        self.lines.as_ref()
     }
 
     /// Number of symbols, folded ones included.
@@ -1091,6 +1105,12 @@ impl<'a> KallsymsV2<'a> {
         use std::vec::Vec;
         let sec_at = |id: SectionId| self.sections[id as usize - 1].map_or(0, |s| s.offset);
         let fail = |id: SectionId, what| bad(sec_at(id), id, what);
+        if let Some(l) = &self.lines {
+            l.verify().map_err(|mut e| {
+                e.offset += sec_at(SectionId::Lines);
+                e
+            })?;
+        }
         let m = self.stored;
         for j in 0..m {
             let a = self.stored_address(j);

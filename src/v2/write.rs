@@ -18,6 +18,9 @@ pub struct V2Options {
     pub release: Vec<u8>,
     /// The kernel's build-id (the GNU build-id note's bytes); at most 65,535 bytes.
     pub build_id: Vec<u8>,
+    /// Source lines and inline frames for the `lines` section (FORMAT.md
+    /// §15), and whether to store their columns.
+    pub lines: Option<(super::lines_write::SourceTable, bool)>,
 }
 
 /// A packed v2 blob and what went into it.
@@ -58,13 +61,13 @@ impl PackedV2 {
 
 /// Little-endian bit packer over u64 words.
 #[derive(Default)]
-struct Bits {
+pub(crate) struct Bits {
     words: Vec<u64>,
     len: u64,
 }
 
 impl Bits {
-    fn push(&mut self, v: u64, width: u32) {
+    pub(crate) fn push(&mut self, v: u64, width: u32) {
         if width == 0 {
             return;
         }
@@ -79,7 +82,7 @@ impl Bits {
         }
         self.len += u64::from(width);
     }
-    fn bytes(&self) -> Vec<u8> {
+    pub(crate) fn bytes(&self) -> Vec<u8> {
         self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
     }
 }
@@ -380,6 +383,13 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
             sec.extend_from_slice(n);
         }
         sections.push((SectionId::Modules, sec));
+    }
+
+    if let Some((table, columns)) = &opts.lines {
+        sections.push((
+            SectionId::Lines,
+            super::lines_write::encode_lines(table, *columns)?,
+        ));
     }
 
     // Header, directory, sections at 8-aligned offsets.

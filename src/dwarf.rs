@@ -1,0 +1,326 @@
+//! Reading source lines and inline frames from an ELF file's DWARF (4 and
+//! 5) into a [`SourceTable`]: what `ksym-pack --lines ELF` stores in a v2
+//! blob's `lines` section (docs/FORMAT.md §15).
+//!
+//! gimli's crates do the DWARF work (`object` finds the sections, `gimli`
+//! parses them, `addr2line` answers "which frames at this address"); this
+//! module only decides where the answer can change and records it once per
+//! change. Every address where the answer may differ from its predecessor's
+//! is a *boundary*: a line-table row, a sequence end, the start or end of a
+//! subprogram's or inlined subroutine's range, the edge of an executable
+//! section. Between two boundaries every address has the frames of the first
+//! one, so asking `addr2line` once per boundary gives the exact answer for
+//! every address, which is what makes the table match per-address tools.
+//!
+//! Relocations are never applied: a linked executable's DWARF already holds
+//! final addresses (Debian's vmlinux keeps 316 MiB of `.rela.debug_*` from
+//! `--emit-relocs`, which only slow a reader down), and relocatable objects
+//! (`.o`, `.ko`) are refused.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+
+use object::{Object, ObjectSection, ObjectKind, SectionFlags};
+
+use crate::v2::lines_write::{InlineNode, LineRow, SourceTable};
+
+/// Why DWARF could not be read.
+#[derive(Debug)]
+pub struct DwarfError {
+    /// What failed, with the section or unit offset when one is known.
+    pub what: String,
+}
+
+impl fmt::Display for DwarfError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.what)
+    }
+}
+
+impl std::error::Error for DwarfError {}
+
+fn fail(what: impl fmt::Display) -> DwarfError {
+    DwarfError {
+        what: what.to_string(),
+    }
+}
+
+type Slice<'d> = gimli::EndianSlice<'d, gimli::RunTimeEndian>;
+
+/// Counters of one extraction, for `ksym-pack -v` and the closing notes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DwarfStats {
+    /// Compilation units read.
+    pub units: usize,
+    /// Addresses at which the frames were asked for (boundaries).
+    pub boundaries: usize,
+}
+
+/// Reads `path`'s DWARF into a [`SourceTable`] covering its executable
+/// sections (SHF_EXECINSTR), addresses as the ELF file gives them (unslid).
+///
+/// Function names are DWARF's (linkage name first, as llvm-symbolizer
+/// prints them), Rust ones demangled like `ksym-filter` does
+/// ([`crate::demangle`]); files are joined with their unit's compilation
+/// directory and include directory, as `addr2line` and llvm-symbolizer
+/// print them.
+///
+/// Errors: the file cannot be read or is not ELF, is relocatable, has no
+/// `.debug_info` or no executable section, or its DWARF is malformed (the
+/// message says which).
+pub fn read_source_table(path: &Path) -> Result<(SourceTable, DwarfStats), DwarfError> {
+    let file = std::fs::File::open(path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    // Reads only the sections asked for (about a third of a vmlinux), and
+    // never maps the file: a rewrite under us cannot raise SIGBUS.
+    let cache = object::ReadCache::new(file);
+    let obj = object::File::parse(&cache)
+        .map_err(|e| fail(format!("{}: not an ELF file: {e}", path.display())))?;
+    if obj.kind() == ObjectKind::Relocatable {
+        return Err(fail(format!(
+            "{}: a relocatable object (.o/.ko); give a linked executable (vmlinux)",
+            path.display()
+        )));
+    }
+    let mut exec: Vec<(u64, u64)> = obj
+        .sections()
+        .filter(|s| match s.flags() {
+            SectionFlags::Elf { sh_flags } => {
+                sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0 && s.size() > 0
+            }
+            _ => false,
+        })
+        .map(|s| (s.address(), s.address() + s.size()))
+        .collect();
+    exec.sort_unstable();
+    if exec.is_empty() {
+        return Err(fail(format!("{}: no executable section", path.display())));
+    }
+    if obj.section_by_name(".debug_info").is_none() {
+        return Err(fail(format!(
+            "{}: no .debug_info (build with -g, or give the -dbg vmlinux)",
+            path.display()
+        )));
+    }
+    let endian = if obj.is_little_endian() {
+        gimli::RunTimeEndian::Little
+    } else {
+        gimli::RunTimeEndian::Big
+    };
+    let load = |id: gimli::SectionId| -> Result<Cow<'_, [u8]>, DwarfError> {
+        match obj.section_by_name(id.name()) {
+            Some(s) => s
+                .uncompressed_data()
+                .map_err(|e| fail(format!("{}: section {}: {e}", path.display(), id.name()))),
+            None => Ok(Cow::Borrowed(&[][..])),
+        }
+    };
+    let sections = gimli::DwarfSections::load(load)?;
+    let dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, endian));
+    let mut stats = DwarfStats::default();
+    let bounds = boundaries(&dwarf, &exec, &mut stats)
+        .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
+    stats.boundaries = bounds.len();
+    let ctx = addr2line::Context::from_dwarf(dwarf)
+        .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
+    let table = sweep(&ctx, &bounds, &exec)
+        .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
+    Ok((table, stats))
+}
+
+fn in_exec(exec: &[(u64, u64)], a: u64) -> bool {
+    let i = exec.partition_point(|&(s, _)| s <= a);
+    i > 0 && a < exec[i - 1].1
+}
+
+/// Every address where the frames may change, sorted, inside or at the end
+/// of an executable section.
+fn boundaries(
+    dwarf: &gimli::Dwarf<Slice<'_>>,
+    exec: &[(u64, u64)],
+    stats: &mut DwarfStats,
+) -> gimli::Result<Vec<u64>> {
+    let mut b: Vec<u64> = exec.iter().flat_map(|&(s, e)| [s, e]).collect();
+    let keep = |a: u64| in_exec(exec, a) || exec.iter().any(|&(_, e)| e == a);
+    let mut units = dwarf.units();
+    while let Some(header) = units.next()? {
+        let unit = dwarf.unit(header)?;
+        stats.units += 1;
+        if let Some(program) = unit.line_program.clone() {
+            let mut rows = program.rows();
+            while let Some((_, row)) = rows.next_row()? {
+                if keep(row.address()) {
+                    b.push(row.address());
+                }
+            }
+        }
+        let mut entries = unit.entries();
+        while let Some((_, entry)) = entries.next_dfs()? {
+            if !matches!(
+                entry.tag(),
+                gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine
+            ) {
+                continue;
+            }
+            let mut ranges = dwarf.die_ranges(&unit, entry)?;
+            while let Some(r) = ranges.next()? {
+                for a in [r.begin, r.end] {
+                    if keep(a) {
+                        b.push(a);
+                    }
+                }
+            }
+        }
+    }
+    b.sort_unstable();
+    b.dedup();
+    Ok(b)
+}
+
+/// Interns byte strings as dense ids.
+#[derive(Default)]
+struct Interner {
+    ids: HashMap<Vec<u8>, u32>,
+    strings: Vec<Vec<u8>>,
+}
+
+impl Interner {
+    fn id(&mut self, s: &[u8]) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
+            return i;
+        }
+        let i = self.strings.len() as u32;
+        self.strings.push(s.to_vec());
+        self.ids.insert(s.to_vec(), i);
+        i
+    }
+}
+
+/// Builds the table: asks `addr2line` for the frames at each boundary.
+fn sweep(
+    ctx: &addr2line::Context<Slice<'_>>,
+    bounds: &[u64],
+    exec: &[(u64, u64)],
+) -> Result<SourceTable, gimli::Error> {
+    let mut strings = Interner::default();
+    // File paths by the `&str` addr2line returns, split into directory and
+    // base name (ids into `strings`); file id 0 means "no file".
+    let mut files: HashMap<String, u32> = HashMap::new();
+    let mut file_list: Vec<(u32, u32)> = vec![(0, 0)];
+    let mut nodes: HashMap<InlineNode, u32> = HashMap::new();
+    let mut node_list: Vec<InlineNode> = vec![InlineNode::default()];
+    let mut rows: Vec<LineRow> = Vec::new();
+    let mut demangled = Vec::new();
+    // Frames of one address, outermost first: (function, call site).
+    let mut chain: Vec<(u32, u32, u32, u32)> = Vec::new();
+
+    let mut file_id = |path: Option<&str>, strings: &mut Interner| -> u32 {
+        let Some(p) = path else { return 0 };
+        if let Some(&id) = files.get(p) {
+            return id;
+        }
+        let (dir, base) = match p.rfind('/') {
+            Some(i) => (&p[..i], &p[i + 1..]),
+            None => ("", p),
+        };
+        let e = (strings.id(dir.as_bytes()), strings.id(base.as_bytes()));
+        let id = file_list.len() as u32;
+        file_list.push(e);
+        files.insert(p.to_owned(), id);
+        id
+    };
+
+    for &addr in bounds {
+        let mut row = LineRow {
+            address: addr,
+            ..LineRow::default()
+        };
+        if in_exec(exec, addr) {
+            chain.clear();
+            let mut frames = ctx.find_frames(addr).skip_all_loads()?;
+            let mut innermost: Option<(u32, u32, u32)> = None;
+            let mut first = true;
+            while let Some(f) = frames.next()? {
+                let (file, line, col) = match &f.location {
+                    Some(l) => (
+                        file_id(l.file, &mut strings),
+                        l.line.unwrap_or(0),
+                        l.column.unwrap_or(0),
+                    ),
+                    None => (0, 0, 0),
+                };
+                if first {
+                    innermost = Some((file, line, col));
+                    first = false;
+                } else {
+                    // This frame's location is where the previous (inner)
+                    // frame was called from.
+                    if let Some(last) = chain.last_mut() {
+                        (last.1, last.2, last.3) = (file, line, col);
+                    }
+                }
+                let name = match &f.function {
+                    None if f.dw_die_offset.is_some() => strings.id(b"??"),
+                    Some(n) => {
+                        let raw = n.raw_name()?;
+                        demangled.clear();
+                        if crate::demangle::demangle_rust(raw.as_bytes(), &mut demangled) {
+                            strings.id(&demangled)
+                        } else {
+                            strings.id(raw.as_bytes())
+                        }
+                    }
+                    None => u32::MAX,
+                };
+                chain.push((name, 0, 0, 0));
+            }
+            if let Some((file, line, col)) = innermost {
+                row.file = file;
+                row.line = line;
+                row.column = col;
+            }
+            // A frame without a function (assembly: lines, no subprogram)
+            // ends the chain: node 0.
+            if chain.iter().all(|c| c.0 != u32::MAX) && !chain.is_empty() {
+                let mut parent = 0u32;
+                // chain[i]'s call site (fields 1..3) is in chain[i + 1]:
+                // walk outermost first.
+                for i in (0..chain.len()).rev() {
+                    let (name, ..) = chain[i];
+                    let (cf, cl, cc) = if i + 1 < chain.len() {
+                        (chain[i].1, chain[i].2, chain[i].3)
+                    } else {
+                        (0, 0, 0)
+                    };
+                    let key = InlineNode {
+                        parent,
+                        name,
+                        call_file: cf,
+                        call_line: cl,
+                        call_column: cc,
+                    };
+                    let next = node_list.len() as u32;
+                    parent = *nodes.entry(key).or_insert_with(|| {
+                        node_list.push(key);
+                        next
+                    });
+                }
+                row.node = parent;
+            }
+        }
+        if rows
+            .last()
+            .is_some_and(|r| (r.file, r.line, r.column, r.node) == (row.file, row.line, row.column, row.node))
+        {
+            continue;
+        }
+        rows.push(row);
+    }
+    Ok(SourceTable {
+        rows,
+        nodes: node_list,
+        files: file_list,
+        strings: strings.strings,
+    })
+}

@@ -1,0 +1,427 @@
+//! The zero-copy reader of the v2 `lines` section (docs/FORMAT.md §15):
+//! address → source location and inline frames, innermost first, with no
+//! allocation (a kernel can print `fs/read_write.c:477` from it).
+
+use super::layout::*;
+use crate::reader::{BlobError, BlobErrorKind};
+
+/// A view of a `lines` section. Build it with [`LineTable::parse`]
+/// (through [`super::KallsymsV2::lines`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LineTable<'a> {
+    columns: bool,
+    nrows: usize,
+    nnodes: usize,
+    nfiles: usize,
+    nstrings: usize,
+    base: u64,
+    /// Widths: parent, string id, file id, call line, call column, string offset.
+    w: [u32; 6],
+    blocks: &'a [u8],
+    rows: &'a [u8],
+    nodes: &'a [u8],
+    files: &'a [u8],
+    offsets: &'a [u8],
+    bytes: &'a [u8],
+}
+
+/// The source state of one address: the row of the step function it falls
+/// in (FORMAT.md §15.2). Ids index the section's tables.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SourceRow {
+    /// First address of the row (unslid, as stored).
+    pub address: u64,
+    /// File id; 0: no line information.
+    pub file: u32,
+    /// Line; 0: unknown.
+    pub line: u32,
+    /// Column; 0: unknown, or not stored.
+    pub column: u32,
+    /// Innermost function node; 0: no function information.
+    pub node: u32,
+}
+
+/// One frame of an address's inline chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceFrame<'a> {
+    /// The function's name as DWARF gives it (Rust names demangled).
+    pub function: &'a [u8],
+    /// The file's directory (the compilation directory joined in), may be
+    /// empty; the path is `dir/file`.
+    pub dir: &'a [u8],
+    /// The file's base name; empty when unknown.
+    pub file: &'a [u8],
+    /// Line; 0 when unknown.
+    pub line: u32,
+    /// Column, when the blob stores columns and it is known (nonzero).
+    pub column: Option<u32>,
+    /// True for an inlined subroutine; false for the last frame, the
+    /// function the code belongs to.
+    pub inlined: bool,
+}
+
+/// Reads an unsigned LEB128 value of up to 64 bits at `*at` and advances.
+#[inline]
+fn uleb(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        if shift == 63 && byte > 1 {
+            return None;
+        }
+        v |= u64::from(byte & 0x7F) << shift;
+        if byte & 0x80 == 0 {
+            return Some(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+#[inline]
+fn unzig(v: u64) -> i64 {
+    (v >> 1) as i64 ^ -((v & 1) as i64)
+}
+
+fn bad(at: usize, what: &'static str) -> BlobError {
+    BlobError {
+        offset: at,
+        kind: BlobErrorKind::BadSection {
+            section: SectionId::Lines.name(),
+            what,
+        },
+    }
+}
+
+impl<'a> LineTable<'a> {
+    /// Checks the header and the parts' shapes of a `lines` section that
+    /// starts at byte `at` of the blob (for error offsets).
+    ///
+    /// Errors: [`BlobErrorKind::BadSection`] naming `lines` when a count,
+    /// width or length disagrees with the bytes.
+    pub fn parse(sec: &'a [u8], at: usize) -> Result<Self, BlobError> {
+        if sec.len() < LINES_HEADER {
+            return Err(bad(at, "shorter than its header"));
+        }
+        let flags = u32_at(sec, 0);
+        if flags & !1 != 0 || u32_at(sec, 20) != 0 || sec[38..40] != [0, 0] {
+            return Err(bad(at, "unknown flags or nonzero reserved bytes"));
+        }
+        let n = |o| u32_at(sec, o) as usize;
+        let (nrows, nnodes, nfiles, nstrings) = (n(4), n(8), n(12), n(16));
+        let mut w = [0u32; 6];
+        for (i, x) in w.iter_mut().enumerate() {
+            *x = u32::from(sec[32 + i]);
+            if *x > 32 {
+                return Err(bad(at + 32 + i, "field wider than 32 bits"));
+            }
+        }
+        let mut parts = [&sec[..0]; 6];
+        let mut off = LINES_HEADER;
+        for (i, p) in parts.iter_mut().enumerate() {
+            let len = n(40 + 4 * i);
+            *p = sec
+                .get(off..off.saturating_add(len))
+                .ok_or(bad(at + 40 + 4 * i, "part longer than the section"))?;
+            off = (off + len).div_ceil(8) * 8;
+        }
+        if off != sec.len() {
+            return Err(bad(at, "parts do not fill the section"));
+        }
+        let bits = |count: usize, width: u32| {
+            count
+                .checked_mul(width as usize)
+                .map(|b| b.div_ceil(64) * 8)
+        };
+        let node_w = (w[0] + w[1] + w[2] + w[3] + w[4]) as usize;
+        let ok = nrows > 0
+            && nnodes > 0
+            && nfiles > 0
+            && parts[0].len() == 8 * nrows.div_ceil(LINE_BLOCK)
+            && bits(nnodes, node_w as u32) == Some(parts[2].len())
+            && bits(nfiles, 2 * w[1]) == Some(parts[3].len())
+            && nstrings.checked_add(1).and_then(|s| bits(s, w[5])) == Some(parts[4].len())
+            && (nnodes as u64) <= 1u64 << w[0]
+            && (nstrings as u64) <= 1u64 << w[1]
+            && (nfiles as u64) <= 1u64 << w[2];
+        if !ok {
+            return Err(bad(at, "counts, widths and part lengths disagree"));
+        }
+        Ok(LineTable {
+            columns: flags & 1 != 0,
+            nrows,
+            nnodes,
+            nfiles,
+            nstrings,
+            base: u64_at(sec, 24),
+            w,
+            blocks: parts[0],
+            rows: parts[1],
+            nodes: parts[2],
+            files: parts[3],
+            offsets: parts[4],
+            bytes: parts[5],
+        })
+    }
+
+    /// Rows of the step function, the end row included.
+    pub fn rows(&self) -> usize {
+        self.nrows
+    }
+
+    /// Nodes of the inline tree, the "none" node 0 included.
+    pub fn nodes(&self) -> usize {
+        self.nnodes
+    }
+
+    /// True when columns are stored.
+    pub fn has_columns(&self) -> bool {
+        self.columns
+    }
+
+    /// The first address with a row and the end row's address: every
+    /// address with source information lies in `start..end`.
+    pub fn span(&self) -> (u64, u64) {
+        let last = self.nrows.div_ceil(LINE_BLOCK) - 1;
+        let mut end = self.base;
+        self.decode_block(last, u64::MAX, |r| end = r.address);
+        (self.base, end)
+    }
+
+    fn block_start(&self, b: usize) -> u64 {
+        self.base + u64::from(u32_at(self.blocks, 8 * b))
+    }
+
+    /// Decodes block `b`'s rows in order, calling `f` on each whose address
+    /// is at most `addr`; stops at the first one past it. Returns false when
+    /// the bytes do not decode (a forged blob).
+    #[inline]
+    fn decode_block(&self, b: usize, addr: u64, mut f: impl FnMut(&SourceRow)) -> bool {
+        let mut at = u32_at(self.blocks, 8 * b + 4) as usize;
+        let count = LINE_BLOCK.min(self.nrows - b * LINE_BLOCK);
+        let s = self.rows;
+        let mut r = SourceRow {
+            address: self.block_start(b),
+            ..SourceRow::default()
+        };
+        let mut first = || -> Option<()> {
+            r.file = u32::try_from(uleb(s, &mut at)?).ok()?;
+            r.line = u32::try_from(uleb(s, &mut at)?).ok()?;
+            if self.columns {
+                r.column = u32::try_from(uleb(s, &mut at)?).ok()?;
+            }
+            r.node = u32::try_from(uleb(s, &mut at)?).ok()?;
+            Some(())
+        };
+        if first().is_none() || r.address > addr {
+            return r.address > addr;
+        }
+        f(&r);
+        for _ in 1..count {
+            let Some(op) = s.get(at).copied() else {
+                return false;
+            };
+            at += 1;
+            if op < 0x80 {
+                r.address = r.address.wrapping_add(u64::from(op >> 3) + 1);
+                r.line = r.line.wrapping_add_signed(i32::from(op & 7) - 2);
+            } else {
+                let mut step = || -> Option<SourceRow> {
+                    let mut n = r;
+                    if op & 0x7C != 0 {
+                        return None;
+                    }
+                    n.address = n.address.checked_add(uleb(s, &mut at)?)?;
+                    n.line = (i64::from(n.line) + unzig(uleb(s, &mut at)?)).try_into().ok()?;
+                    if op & 1 != 0 {
+                        n.file = u32::try_from(uleb(s, &mut at)?).ok()?;
+                    }
+                    if op & 2 != 0 {
+                        n.node = (i64::from(n.node) + unzig(uleb(s, &mut at)?)).try_into().ok()?;
+                    }
+                    Some(n)
+                };
+                match step() {
+                    Some(n) => r = n,
+                    None => return false,
+                }
+            }
+            if self.columns {
+                match uleb(s, &mut at).and_then(|c| u32::try_from(c).ok()) {
+                    Some(c) => r.column = c,
+                    None => return false,
+                }
+            }
+            if r.address > addr {
+                return true;
+            }
+            f(&r);
+        }
+        true
+    }
+
+    /// The row `addr` falls in, or `None` when it is outside the table or in
+    /// a row without file and function (a gap between sections or
+    /// sequences). `addr` is unslid. Time: a binary search over blocks and
+    /// at most [`LINE_BLOCK`] rows decoded.
+    pub fn find(&self, addr: u64) -> Option<SourceRow> {
+        if addr < self.base {
+            return None;
+        }
+        let nb = self.nrows.div_ceil(LINE_BLOCK);
+        let b = partition_point(nb, |b| self.block_start(b) <= addr).checked_sub(1)?;
+        let mut hit = None;
+        if !self.decode_block(b, addr, |r| hit = Some(*r)) {
+            return None;
+        }
+        let r = hit?;
+        // The end row (last of all) has file 0 and node 0 too.
+        (r.file != 0 || r.node != 0).then_some(r)
+    }
+
+    /// String `id` (function names, directories, base names).
+    pub fn string(&self, id: u32) -> Option<&'a [u8]> {
+        let id = id as usize;
+        if id >= self.nstrings {
+            return None;
+        }
+        let w = u64::from(self.w[5]);
+        let a = get_bits(self.offsets, id as u64 * w, self.w[5]) as usize;
+        let b = get_bits(self.offsets, (id as u64 + 1) * w, self.w[5]) as usize;
+        self.bytes.get(a..b)
+    }
+
+    /// File `id` as (directory, base name); `None` for 0 or past the table.
+    pub fn file(&self, id: u32) -> Option<(&'a [u8], &'a [u8])> {
+        if id == 0 || id as usize >= self.nfiles {
+            return None;
+        }
+        let w = self.w[1];
+        let pos = u64::from(id) * 2 * u64::from(w);
+        let d = get_bits(self.files, pos, w) as u32;
+        let b = get_bits(self.files, pos + u64::from(w), w) as u32;
+        Some((self.string(d)?, self.string(b)?))
+    }
+
+    /// Node `id`'s fields: (parent, name id, call file, call line, call column).
+    fn node(&self, id: u32) -> [u32; 5] {
+        let width: u64 = self.w[..5].iter().map(|&w| u64::from(w)).sum();
+        let mut pos = u64::from(id) * width;
+        let mut out = [0u32; 5];
+        for (o, &w) in out.iter_mut().zip(&self.w[..5]) {
+            *o = get_bits(self.nodes, pos, w) as u32;
+            pos += u64::from(w);
+        }
+        out
+    }
+
+    /// The frames of `row`, innermost first: the innermost function at the
+    /// row's location, then each caller at its call site; the last frame is
+    /// the function the code belongs to (`inlined: false`). A row without a
+    /// function (assembly) gives one frame whose `function` is empty.
+    pub fn frames(&self, row: &SourceRow) -> Frames<'a> {
+        Frames {
+            table: *self,
+            node: row.node,
+            file: row.file,
+            line: row.line,
+            column: row.column,
+            done: row.node == 0 && row.file == 0,
+            steps: 0,
+        }
+    }
+
+    /// Checks every row, node and file decodes and refers inside its table,
+    /// and that rows ascend (FORMAT.md §15.4). Time: one pass over the section.
+    pub fn verify(&self) -> Result<(), BlobError> {
+        let nb = self.nrows.div_ceil(LINE_BLOCK);
+        let mut prev_end = None::<u64>;
+        for b in 0..nb {
+            let mut ok = true;
+            let mut count = 0;
+            let mut last = prev_end;
+            let decoded = self.decode_block(b, u64::MAX, |r| {
+                count += 1;
+                ok &= last.is_none_or(|p| r.address > p)
+                    && (r.file as usize) < self.nfiles
+                    && (r.node as usize) < self.nnodes;
+                last = Some(r.address);
+            });
+            if !decoded || !ok || count != LINE_BLOCK.min(self.nrows - b * LINE_BLOCK) {
+                return Err(bad(0, "a row block does not decode, ascend or stay in its tables"));
+            }
+            prev_end = last;
+        }
+        for i in 1..self.nnodes {
+            let [p, name, cf, _, _] = self.node(i as u32);
+            if p as usize >= i || name as usize >= self.nstrings || cf as usize >= self.nfiles {
+                return Err(bad(0, "a node refers past its table or to a later parent"));
+            }
+        }
+        for i in 1..self.nfiles {
+            if self.file(i as u32).is_none() {
+                return Err(bad(0, "a file refers past the strings"));
+            }
+        }
+        for i in 0..self.nstrings {
+            if self.string(i as u32).is_none() {
+                return Err(bad(0, "string offsets not ascending"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Iterator over an address's frames, innermost first
+/// ([`LineTable::frames`]). Ends after at most as many frames as the tree
+/// has nodes, whatever the bytes say.
+#[derive(Debug, Clone)]
+pub struct Frames<'a> {
+    table: LineTable<'a>,
+    node: u32,
+    file: u32,
+    line: u32,
+    column: u32,
+    done: bool,
+    steps: usize,
+}
+
+impl<'a> Iterator for Frames<'a> {
+    type Item = SourceFrame<'a>;
+
+    fn next(&mut self) -> Option<SourceFrame<'a>> {
+        if self.done {
+            return None;
+        }
+        let t = &self.table;
+        let (dir, file) = t.file(self.file).unwrap_or((&[], &[]));
+        let column = (t.columns && self.column != 0).then_some(self.column);
+        let mut frame = SourceFrame {
+            function: &[],
+            dir,
+            file,
+            line: self.line,
+            column,
+            inlined: false,
+        };
+        self.steps += 1;
+        if self.node == 0 || self.node as usize >= t.nnodes || self.steps > t.nnodes {
+            self.done = true;
+            return Some(frame);
+        }
+        let [parent, name, cf, cl, cc] = t.node(self.node);
+        frame.function = t.string(name).unwrap_or(&[]);
+        // A parent at or after its child is a forged blob: stop there.
+        if parent == 0 || parent >= self.node {
+            self.done = true;
+        } else {
+            frame.inlined = true;
+            (self.node, self.file, self.line, self.column) = (parent, cf, cl, cc);
+        }
+        Some(frame)
+    }
+}

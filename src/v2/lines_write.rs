@@ -1,0 +1,226 @@
+//! The writer of the v2 `lines` section (docs/FORMAT.md §15): a
+//! [`SourceTable`] in, the section's bytes out.
+
+use super::layout::*;
+use super::write::Bits;
+use crate::writer::{PackError, PackErrorKind};
+
+/// One row of the address → source step function: from `address` up to the
+/// next row's address, the innermost location is `file:line:column` and
+/// the function chain is `node` (FORMAT.md §15.2).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineRow {
+    /// First address of the row.
+    pub address: u64,
+    /// File id (index into [`SourceTable::files`]); 0: no line information.
+    pub file: u32,
+    /// Line number; 0: unknown.
+    pub line: u32,
+    /// Column number; 0: unknown or left edge.
+    pub column: u32,
+    /// Innermost function (index into [`SourceTable::nodes`]); 0: none.
+    pub node: u32,
+}
+
+/// A function in the inline tree: the subprogram (`parent` 0) or an
+/// inlined subroutine called from `call_file:call_line:call_column` in its
+/// parent (FORMAT.md §15.3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct InlineNode {
+    /// The node this one was inlined into; 0 for a subprogram.
+    pub parent: u32,
+    /// Function name (index into [`SourceTable::strings`]).
+    pub name: u32,
+    /// File id of the call site; 0 for a subprogram or when unknown.
+    pub call_file: u32,
+    /// Line of the call site; 0 when unknown.
+    pub call_line: u32,
+    /// Column of the call site; 0 when unknown.
+    pub call_column: u32,
+}
+
+/// Source lines and inline frames of an executable, ready to encode.
+/// Index 0 of `nodes` and of `files` is the "none" entry.
+#[derive(Debug, Clone, Default)]
+pub struct SourceTable {
+    /// Rows in ascending address order; the last one ends the table (file 0,
+    /// node 0).
+    pub rows: Vec<LineRow>,
+    /// Inline tree; every node's parent has a smaller index.
+    pub nodes: Vec<InlineNode>,
+    /// Files as (directory, base name) string ids.
+    pub files: Vec<(u32, u32)>,
+    /// Function names, directories and base names.
+    pub strings: Vec<Vec<u8>>,
+}
+
+/// Stores columns (FORMAT.md §15.1 flag bit 0).
+pub const WITH_COLUMNS: u32 = 1;
+
+fn uleb(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7F) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn width_of(max: u64) -> u32 {
+    64 - max.leading_zeros()
+}
+
+fn pad8(v: &mut Vec<u8>) {
+    v.resize(v.len().div_ceil(8) * 8, 0);
+}
+
+/// Encodes `t` as a `lines` section, with columns when `columns`.
+///
+/// Errors: [`PackErrorKind::LinesTooLarge`] when the rows span 4 GiB or
+/// more, or a count or length does not fit its u32 field; rows out of
+/// address order, a parent not before its child or an id past its table
+/// are caller bugs and reported as `LinesInvalid`.
+pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError> {
+    let fail = |what: &'static str| PackError {
+        line: None,
+        kind: PackErrorKind::LinesInvalid(what),
+    };
+    let too_large = || PackError {
+        line: None,
+        kind: PackErrorKind::LinesTooLarge,
+    };
+    let Some(first) = t.rows.first() else {
+        return Err(fail("no rows"));
+    };
+    let base = first.address;
+    if t.rows.windows(2).any(|w| w[1].address <= w[0].address) {
+        return Err(fail("rows not in ascending address order"));
+    }
+    if t.rows.last().is_some_and(|r| r.file != 0 || r.node != 0) {
+        return Err(fail("last row is not an end row"));
+    }
+    if t.rows.last().map_or(0, |r| r.address - base) > u64::from(u32::MAX) {
+        return Err(too_large());
+    }
+    let (nn, nf, ns) = (t.nodes.len(), t.files.len(), t.strings.len());
+    if t.rows.iter().any(|r| r.node as usize >= nn.max(1) || r.file as usize >= nf.max(1))
+        || t.nodes.iter().enumerate().skip(1).any(|(i, n)| {
+            n.parent as usize >= i || n.name as usize >= ns || n.call_file as usize >= nf
+        })
+        || t.files.iter().any(|&(d, b)| d as usize >= ns || b as usize >= ns)
+    {
+        return Err(fail("an id past its table, or a parent after its child"));
+    }
+    let col = |c: u32| if columns { c } else { 0 };
+
+    // Rows, in blocks of LINE_BLOCK.
+    let mut blocks = Vec::new();
+    let mut stream = Vec::new();
+    for (b, chunk) in t.rows.chunks(LINE_BLOCK).enumerate() {
+        let r0 = chunk[0];
+        let _ = b;
+        blocks.extend_from_slice(&((r0.address - base) as u32).to_le_bytes());
+        let at = u32::try_from(stream.len()).map_err(|_| too_large())?;
+        blocks.extend_from_slice(&at.to_le_bytes());
+        uleb(&mut stream, u64::from(r0.file));
+        uleb(&mut stream, u64::from(r0.line));
+        if columns {
+            uleb(&mut stream, u64::from(r0.column));
+        }
+        uleb(&mut stream, u64::from(r0.node));
+        let mut prev = r0;
+        for &r in &chunk[1..] {
+            let da = r.address - prev.address;
+            let dl = i64::from(r.line) - i64::from(prev.line);
+            if r.file == prev.file && r.node == prev.node && (1..=16).contains(&da) && (-2..=5).contains(&dl)
+            {
+                stream.push((((da - 1) << 3) as i64 | (dl + 2)) as u8);
+            } else {
+                let f = u8::from(r.file != prev.file);
+                let n = u8::from(r.node != prev.node);
+                stream.push(0x80 | f | n << 1);
+                uleb(&mut stream, da);
+                uleb(&mut stream, zigzag(dl));
+                if f == 1 {
+                    uleb(&mut stream, u64::from(r.file));
+                }
+                if n == 1 {
+                    uleb(&mut stream, zigzag(i64::from(r.node) - i64::from(prev.node)));
+                }
+            }
+            if columns {
+                uleb(&mut stream, u64::from(r.column));
+            }
+            prev = r;
+        }
+    }
+
+    // Inline tree and files, bit-packed.
+    let wp = width_of(nn as u64);
+    let wn = width_of(ns as u64);
+    let wf = width_of(nf as u64);
+    let wl = width_of(t.nodes.iter().map(|n| u64::from(n.call_line)).max().unwrap_or(0));
+    let wc = width_of(t.nodes.iter().map(|n| u64::from(col(n.call_column))).max().unwrap_or(0));
+    let mut nodes = Bits::default();
+    for n in &t.nodes {
+        nodes.push(u64::from(n.parent), wp);
+        nodes.push(u64::from(n.name), wn);
+        nodes.push(u64::from(n.call_file), wf);
+        nodes.push(u64::from(n.call_line), wl);
+        nodes.push(u64::from(col(n.call_column)), wc);
+    }
+    let mut files = Bits::default();
+    for &(d, b) in &t.files {
+        files.push(u64::from(d), wn);
+        files.push(u64::from(b), wn);
+    }
+    let str_len: usize = t.strings.iter().map(Vec::len).sum();
+    let wo = width_of(str_len as u64);
+    let mut offs = Bits::default();
+    let mut at = 0u64;
+    for s in &t.strings {
+        offs.push(at, wo);
+        at += s.len() as u64;
+    }
+    offs.push(at, wo);
+
+    let parts = [
+        blocks,
+        stream,
+        nodes.bytes(),
+        files.bytes(),
+        offs.bytes(),
+        t.strings.concat(),
+    ];
+    let mut sec = vec![0u8; LINES_HEADER];
+    let put32 = |sec: &mut Vec<u8>, at: usize, v: usize| -> Result<(), PackError> {
+        let v = u32::try_from(v).map_err(|_| too_large())?;
+        sec[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        Ok(())
+    };
+    put32(&mut sec, 0, if columns { WITH_COLUMNS as usize } else { 0 })?;
+    put32(&mut sec, 4, t.rows.len())?;
+    put32(&mut sec, 8, nn)?;
+    put32(&mut sec, 12, nf)?;
+    put32(&mut sec, 16, ns)?;
+    sec[24..32].copy_from_slice(&base.to_le_bytes());
+    for (i, w) in [wp, wn, wf, wl, wc, wo].into_iter().enumerate() {
+        sec[32 + i] = w as u8;
+    }
+    for (i, p) in parts.iter().enumerate() {
+        put32(&mut sec, 40 + 4 * i, p.len())?;
+    }
+    for p in &parts {
+        sec.extend_from_slice(p);
+        pad8(&mut sec);
+    }
+    u32::try_from(sec.len()).map_err(|_| too_large())?;
+    Ok(sec)
+}
