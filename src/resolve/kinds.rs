@@ -1,0 +1,351 @@
+//! Recognising the kinds of input line (bare address, perf frame, oops and
+//! dmesg lines) and where in each the address and symbol are.
+
+use super::*;
+
+#[inline]
+pub(super) fn trim_end_nl(line: &[u8]) -> (&[u8], &[u8]) {
+    let mut end = line.len();
+    if end > 0 && line[end - 1] == b'\n' {
+        end -= 1;
+        if end > 0 && line[end - 1] == b'\r' {
+            end -= 1;
+        }
+    }
+    (&line[..end], &line[end..])
+}
+
+#[inline]
+pub(super) fn is_blank(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+pub(super) fn skip_blanks(s: &[u8], at: usize) -> usize {
+    at + s[at..].iter().take_while(|&&b| is_blank(b)).count()
+}
+
+pub(super) fn strip_0x(s: &[u8]) -> Option<&[u8]> {
+    s.strip_prefix(b"0x").or_else(|| s.strip_prefix(b"0X"))
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    bstr::ByteSlice::find(hay, needle)
+}
+
+/// End of the token starting at `at` (up to a blank or the end).
+pub(super) fn token_end(s: &[u8], at: usize) -> usize {
+    at + s[at..]
+        .iter()
+        .position(|&b| is_blank(b))
+        .unwrap_or(s.len() - at)
+}
+
+/// Length of a leading dmesg timestamp `[   12.345678]`, or 0.
+fn dmesg_prefix_len(s: &[u8]) -> usize {
+    if s.first() != Some(&b'[') {
+        return 0;
+    }
+    match s.iter().position(|&b| b == b']') {
+        Some(e)
+            if e > 1
+                && s[1..e]
+                    .iter()
+                    .all(|&b| b == b' ' || b == b'.' || b.is_ascii_digit()) =>
+        {
+            e + 1
+        }
+        _ => 0,
+    }
+}
+
+/// `name+0xOFF[/0xSIZE]` → (name, offset, size).
+pub(super) fn parse_sym_off(tok: &[u8]) -> Option<(&[u8], u64, Option<u64>)> {
+    let plus = tok.iter().rposition(|&b| b == b'+')?;
+    let (name, rest) = (&tok[..plus], &tok[plus + 1..]);
+    if name.is_empty() {
+        return None;
+    }
+    let (off, size) = match rest.iter().position(|&b| b == b'/') {
+        Some(sl) => (
+            &rest[..sl],
+            Some(hex::parse_u64(strip_0x(&rest[sl + 1..])?)?),
+        ),
+        None => (rest, None),
+    };
+    Some((name, hex::parse_u64(strip_0x(off)?)?, size))
+}
+
+const KERNEL_DSOS: [&[u8]; 3] = [
+    b" ([kernel.kallsyms])",
+    b" ([guest.kernel.kallsyms])",
+    b" ([kernel.vmlinux])",
+];
+
+/// What to do with one line.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Plan {
+    /// Copy it unchanged.
+    Pass,
+    /// A bare address: print `ADDR TYPE NAME+0xOFF/0xSIZE`.
+    Bare { addr: u64 },
+    /// Replace `body[from..to]` with `NAME+0xOFF`, and with `kernel_style`
+    /// (oops lines, `%pS`) `/0xSIZE` and ` [mod]` after it; perf frames
+    /// carry their DSO in a column of their own.
+    Replace {
+        addr: u64,
+        from: usize,
+        to: usize,
+        kernel_style: bool,
+    },
+}
+
+impl Plan {
+    pub(super) fn addr(&self) -> Option<u64> {
+        match *self {
+            Plan::Pass => None,
+            Plan::Bare { addr } | Plan::Replace { addr, .. } => Some(addr),
+        }
+    }
+}
+
+
+impl Resolver<'_, '_> {
+    /// Decides what to do with a line, without looking its address up.
+    pub(super) fn plan(&mut self, line: &[u8]) -> Plan {
+        self.lineno += 1;
+        let (body, _) = trim_end_nl(line);
+        if let Some(p) = self.bare_address(body) {
+            return p;
+        }
+        if let Some(p) = self.perf_frame(body) {
+            return p;
+        }
+        self.kernel_log(body)
+    }
+
+    fn bare_address(&self, body: &[u8]) -> Option<Plan> {
+        let s = &body[skip_blanks(body, 0)..];
+        let s = &s[..s.len() - s.iter().rev().take_while(|&&b| is_blank(b)).count()];
+        // `0x` and 1 to 16 digits, or 5 to 16 digits: short bare numbers are
+        // counts (bcc prints them on lines of their own), not addresses.
+        let digits = match strip_0x(s) {
+            Some(d) => d,
+            None if s.len() >= 5 => s,
+            None => return None,
+        };
+        hex::parse_u64(digits).map(|addr| Plan::Bare { addr })
+    }
+
+    /// `<blanks>ADDR SYM[ (DSO)]` (perf, bcc) or `… ADDR SYM (DSO)` (perf's
+    /// one-line form): SYM replaced for kernel frames.
+    fn perf_frame(&mut self, body: &[u8]) -> Option<Plan> {
+        let (frame_len, kernel) = match KERNEL_DSOS.iter().find(|d| body.ends_with(d)) {
+            Some(d) => (body.len() - d.len(), true),
+            None if body.ends_with(b"])") => match self.module_dso(body) {
+                Some(len) => (len, true),
+                None => return None, // [unknown], [vdso], a module the blob lacks
+            },
+            None if body.ends_with(b")") => return None, // a user-space DSO
+            None => (body.len(), false),
+        };
+        let frame = &body[..frame_len];
+        let lead = skip_blanks(frame, 0);
+        let (addr_at, addr_end) = if lead > 0 {
+            (
+                lead,
+                frame[lead..]
+                    .iter()
+                    .position(|&b| b == b' ')
+                    .map_or(frame.len(), |p| lead + p),
+            )
+        } else if kernel {
+            let sp = frame.iter().rposition(|&b| b == b' ')?;
+            (
+                frame[..sp]
+                    .iter()
+                    .rposition(|&b| is_blank(b))
+                    .map_or(0, |p| p + 1),
+                sp,
+            )
+        } else {
+            return None;
+        };
+        let field = &frame[addr_at..addr_end];
+        let addr = hex::parse_u64(strip_0x(field).unwrap_or(field))?;
+        if addr_end >= frame.len() {
+            return None; // a bare address, handled elsewhere
+        }
+        let sym = &frame[addr_end + 1..];
+        if !kernel {
+            // A user-space frame of -F ip,sym, or not a frame at all.
+            // A single symbol token; not a second hex word (old stack dumps).
+            if sym.is_empty() || sym.contains(&b' ') && !sym.starts_with(b"[unknown]") {
+                return None;
+            }
+            if hex::parse_u64(strip_0x(sym).unwrap_or(sym)).is_some() {
+                return None;
+            }
+            if self
+                .first_address
+                .is_none_or(|f| addr.wrapping_sub(self.opts.slide) < f)
+            {
+                return None;
+            }
+        }
+        self.learn_slide(addr, sym);
+        Some(Plan::Replace {
+            addr,
+            from: addr_end + 1,
+            to: frame_len,
+            kernel_style: false,
+        })
+    }
+
+    /// For a frame ending ` ([MOD])` where the blob holds module MOD (v2
+    /// keeps /proc/kallsyms' module column), the length before the DSO.
+    fn module_dso(&self, body: &[u8]) -> Option<usize> {
+        let open = body.len() - body.iter().rev().position(|&b| b == b'[')? - 1;
+        let start = open.checked_sub(2)?;
+        if &body[start..open] != b" (" {
+            return None;
+        }
+        self.map
+            .has_module(&body[open + 1..body.len() - 2])
+            .then_some(start)
+    }
+
+    /// Kernel oops / dmesg / libbpf-tools lines.
+    fn kernel_log(&mut self, body: &[u8]) -> Plan {
+        // `[<ADDR>] TOKEN`: TOKEN is `0xADDR` or `[unknown]` (rewrite), or a
+        // `func+0x…` reference, maybe after `? ` (check).
+        if let Some(open) = find(body, b"[<") {
+            let a_at = open + 2;
+            if let Some(close) = body[a_at..]
+                .iter()
+                .position(|&b| b == b'>')
+                .map(|p| a_at + p)
+            {
+                if body.get(close + 1) == Some(&b']') {
+                    if let Some(addr) = hex::parse_u64(&body[a_at..close]) {
+                        let mut t = skip_blanks(body, close + 2);
+                        if body[t..].starts_with(b"? ") {
+                            t += 2;
+                        }
+                        let te = token_end(body, t);
+                        let tok = &body[t..te];
+                        let raw = strip_0x(tok).and_then(hex::parse_u64) == Some(addr);
+                        if raw || tok == b"[unknown]" {
+                            return Plan::Replace {
+                                addr,
+                                from: t,
+                                to: te,
+                                kernel_style: true,
+                            };
+                        }
+                        self.check_ref(tok, Some(addr));
+                        return Plan::Pass;
+                    }
+                }
+            }
+        }
+        // `RIP: 0010:0xADDR` or `RIP: 0010:func+0x…` (x86; `pc : ` on arm64).
+        for key in [&b"RIP: "[..], b"pc : ", b"PC is at "] {
+            if let Some(k) = find(body, key) {
+                let mut t = k + key.len();
+                // x86 prints the code segment first: `0010:`.
+                if let Some(c) = body[t..].iter().take(5).position(|&b| b == b':') {
+                    t += c + 1;
+                }
+                let te = token_end(body, t);
+                let tok = &body[t..te];
+                if let Some(addr) = strip_0x(tok).and_then(hex::parse_u64) {
+                    return Plan::Replace {
+                        addr,
+                        from: t,
+                        to: te,
+                        kernel_style: true,
+                    };
+                }
+                self.check_ref(tok, None);
+                return Plan::Pass;
+            }
+        }
+        // Call trace lines: ` ? func+0x12/0x40`, ` func+0x12/0x40 [mod]`,
+        // maybe behind a dmesg timestamp `[   12.345678]`.
+        let from = dmesg_prefix_len(body);
+        let t = skip_blanks(body, from);
+        let t = if t > from { t } else { 0 };
+        if t > 0 {
+            let t = if body[t..].starts_with(b"? ") {
+                t + 2
+            } else {
+                t
+            };
+            let te = token_end(body, t);
+            let rest = &body[te..];
+            if rest.is_empty() || rest.starts_with(b" [") {
+                let tok = &body[t..te];
+                if tok.contains(&b'/') {
+                    self.check_ref(tok, None);
+                }
+            }
+        }
+        Plan::Pass
+    }
+
+    /// Checks a `func+0xOFF[/0xSIZE]` reference against the blob.
+    fn check_ref(&mut self, tok: &[u8], addr: Option<u64>) {
+        let Some((name, off, size)) = parse_sym_off(tok) else {
+            return;
+        };
+        self.stats.checked += 1;
+        let ok = self.map.lookup_name(name).is_some_and(|s| {
+            let hit = self.map.lookup_address(s.address.wrapping_add(off));
+            hit.is_some_and(|h| {
+                h.symbol.address == s.address && size.is_none_or(|z| h.size == Some(z))
+            })
+        });
+        self.stats.mismatched += u64::from(!ok);
+        if let Some(a) = addr {
+            self.learn_slide(a, tok);
+        }
+    }
+
+    /// With `kaslr_from_sym`, sets the slide from the first `ADDR` +
+    /// `func+0xOFF` pair whose function is in the blob.
+    fn learn_slide(&mut self, addr: u64, sym: &[u8]) {
+        if !self.opts.kaslr_from_sym || self.stats.learnt_slide.is_some() {
+            return;
+        }
+        let Some((name, off, _)) = parse_sym_off(sym) else {
+            return;
+        };
+        if let Some(s) = self.map.lookup_name(name) {
+            let slide = addr.wrapping_sub(off).wrapping_sub(s.address);
+            self.opts.slide = slide;
+            self.stats.learnt_slide = Some((slide, self.lineno));
+        }
+    }
+
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sym_off_references_parse() {
+        assert_eq!(
+            parse_sym_off(b"do_fork+0x12/0x40"),
+            Some((&b"do_fork"[..], 0x12, Some(0x40)))
+        );
+        assert_eq!(
+            parse_sym_off(b"read_zero+0x77"),
+            Some((&b"read_zero"[..], 0x77, None))
+        );
+        assert_eq!(parse_sym_off(b"a+b+0x1"), Some((&b"a+b"[..], 1, None)));
+        assert_eq!(parse_sym_off(b"+0x1"), None);
+        assert_eq!(parse_sym_off(b"foo+12"), None);
+        assert_eq!(parse_sym_off(b"[unknown]"), None);
+    }
+}

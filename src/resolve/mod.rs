@@ -1,0 +1,355 @@
+//! The resolver stream behind `ksym-resolve`: reads lines, rewrites the ones
+//! that carry kernel code addresses, passes every other line through byte for
+//! byte.
+//!
+//! Line kinds (README "ksym-resolve" shows each with an example):
+//! - a bare hex address (`ffffffff81234567`, 5 to 16 digits, or `0x` and 1 to
+//!   16 digits; leading blanks allowed) →
+//!   `ADDR TYPE NAME+0xOFF/0xSIZE` (kernel `%pS` style), `ADDR ? [unknown]`;
+//! - a `perf script` frame whose DSO is `[kernel.kallsyms]`
+//!   (`\tADDR SYM+0xOFF (DSO)`, also the one-line sample form) → SYM replaced
+//!   by ours, the rest kept;
+//! - a `perf script -F ip,sym[,symoff]` or bcc-style frame (`\tADDR SYM`,
+//!   `\t0xADDR SYM`, no DSO) at a kernel address (at or above the first
+//!   symbol) → SYM replaced likewise;
+//! - kernel oops / dmesg lines: `[<ADDR>] 0xADDR` and `[<ADDR>] [unknown]`
+//!   (libbpf-tools memleak prints `[<ADDR>] SYM` too) get `func+0x12/0x40` in
+//!   place of the raw address; `RIP: 0010:0xADDR` likewise;
+//! - `func+0x12/0x40` references already symbolized by a kernel (`RIP:
+//!   0010:func+…`, ` ? func+…`, `[<ADDR>] func+…`, `func+… [mod]`) are left as
+//!   they are and checked against the blob ([`ResolveStats::checked`]); with
+//!   [`ResolveOptions::kaslr_from_sym`] the first one that comes with an
+//!   address sets the KASLR slide.
+//!
+//! Other hex on such lines (RSP, register dumps, timestamps, `Code:` bytes)
+//! is data, not code: it is never touched.
+
+use std::io::{self, BufRead, Write};
+
+use crate::addrindex::AddressIndex;
+use crate::blob::Kallsyms;
+use crate::hex;
+use crate::lines::{Line, for_each_line};
+use crate::reader::AddressHit;
+
+mod emit;
+mod kinds;
+
+use kinds::{Plan, trim_end_nl};
+
+/// Lines longer than this are passed through in pieces without being parsed.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// Output is handed to the writer in blocks of about this many bytes.
+pub const OUT_BLOCK: usize = 64 * 1024;
+
+/// Lines handled per batch in [`Resolver::run`].
+pub const BATCH: usize = 64;
+
+/// How to print.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResolveOptions {
+    /// Print `/0xSIZE` after offsets (kernel `%pS`); perf frames never get one.
+    pub size: bool,
+    /// KASLR slide subtracted from every address before lookup; the printed
+    /// address is the original.
+    pub slide: u64,
+    /// Set the slide from the first `[<ADDR>] func+0xOFF` or perf frame whose
+    /// symbol is in the blob: `ADDR − OFF − address(func)`.
+    pub kaslr_from_sym: bool,
+    /// Hand each output line to the writer (and flush) at once.
+    pub line_buffered: bool,
+    /// One JSON object per address instead of text; other lines are dropped.
+    pub json: bool,
+}
+
+/// What a run saw.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResolveStats {
+    /// Input lines.
+    pub lines: u64,
+    /// Addresses looked up.
+    pub lookups: u64,
+    /// Lookups that found a symbol.
+    pub resolved: u64,
+    /// Kernel addresses that were zero (`kptr_restrict` hides them so).
+    pub zero: u64,
+    /// `func+0xOFF[/0xSIZE]` references checked against the blob.
+    pub checked: u64,
+    /// Checked references whose function is not in the blob, or whose offset
+    /// or size disagrees with it (another kernel build?).
+    pub mismatched: u64,
+    /// The slide learnt with `kaslr_from_sym`, and the line it came from.
+    pub learnt_slide: Option<(u64, u64)>,
+}
+
+/// Rewrites lines against one blob (either format).
+#[derive(Debug)]
+pub struct Resolver<'m, 'a> {
+    map: &'m Kallsyms<'a>,
+    opts: ResolveOptions,
+    index: AddressIndex,
+    first_address: Option<u64>,
+    lineno: u64,
+    stats: ResolveStats,
+    /// A name expanded for JSON escaping (reused: no allocation per line).
+    scratch: Vec<u8>,
+    names: NameCache,
+}
+
+/// v2 names decoded once, by name-order rank: a v2 name is front-coded and
+/// pair-coded, so decoding it costs more than copying it. Grows to at most
+/// the raw names' size (1.4 MB for a 122k-symbol kernel).
+#[derive(Debug, Default)]
+struct NameCache {
+    /// Per rank: `start << 16 | len` in `arena`, or 0 when not decoded yet.
+    at: Vec<u64>,
+    arena: Vec<u8>,
+}
+
+impl NameCache {
+    /// Reads the cache entry and first byte `push` will read for `name`.
+    #[inline]
+    fn touch(&self, name: &crate::reader::Name<'_>) -> u8 {
+        let Some(e) = name.coded().and_then(|c| self.at.get(c.key().0)) else {
+            return 0;
+        };
+        self.arena.get((*e >> 16) as usize).copied().unwrap_or(0)
+    }
+
+    /// Appends `name` to `out`, from the cache when it holds it.
+    #[inline]
+    fn push(&mut self, out: &mut Vec<u8>, name: &crate::reader::Name<'_>) {
+        let Some(c) = name.coded() else {
+            return name.extend_into(out);
+        };
+        let (rank, pfx) = c.key();
+        if pfx {
+            out.extend_from_slice(crate::v2::layout::PFX);
+        }
+        if rank >= self.at.len() {
+            self.at.resize(rank + 1, 0);
+        }
+        let mut e = self.at[rank];
+        if e == 0 {
+            let start = self.arena.len();
+            c.for_each_stored_run(|r| self.arena.extend_from_slice(r));
+            e = (start as u64) << 16 | (self.arena.len() - start) as u64;
+            self.at[rank] = e;
+        }
+        let (start, len) = ((e >> 16) as usize, (e & 0xFFFF) as usize);
+        out.extend_from_slice(&self.arena[start..start + len]);
+    }
+}
+
+/// Lines waiting for their lookups.
+#[derive(Debug, Default)]
+struct Batch {
+    text: Vec<u8>,
+    plans: Vec<(std::ops::Range<usize>, Plan)>,
+}
+
+impl Batch {
+    fn push(&mut self, line: &[u8], plan: Plan) {
+        let start = self.text.len();
+        self.text.extend_from_slice(line);
+        self.plans.push((start..self.text.len(), plan));
+    }
+}
+
+impl<'m, 'a> Resolver<'m, 'a> {
+    /// A resolver over `map`.
+    pub fn new(map: &'m Kallsyms<'a>, opts: ResolveOptions) -> Self {
+        let first_address = map.symbols().next().map(|s| s.address);
+        Resolver {
+            map,
+            opts,
+            index: AddressIndex::for_blob(map),
+            first_address,
+            lineno: 0,
+            stats: ResolveStats::default(),
+            scratch: Vec::with_capacity(256),
+            names: NameCache::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> ResolveStats {
+        self.stats
+    }
+
+    #[inline]
+    fn count(&mut self, addr: u64, hit: bool) {
+        self.stats.lookups += 1;
+        self.stats.zero += u64::from(addr == 0);
+        self.stats.resolved += u64::from(hit);
+    }
+
+    /// Resolves `input` to `output` until the input ends.
+    ///
+    /// Lines are handled in batches (up to [`BATCH`] lines or [`OUT_BLOCK`]
+    /// bytes; one line with `line_buffered`, or while `kaslr_from_sym` has not
+    /// found the slide yet): all lookups of a batch run back to back so their
+    /// cache misses overlap.
+    ///
+    /// Errors: read or write errors (a closed pipe surfaces as
+    /// `ErrorKind::BrokenPipe`; callers end quietly on it).
+    pub fn run<R: BufRead, W: Write>(
+        &mut self,
+        input: R,
+        mut output: W,
+    ) -> io::Result<ResolveStats> {
+        let mut out = Vec::with_capacity(2 * OUT_BLOCK + MAX_LINE);
+        let mut batch = Batch::default();
+        let line_buffered = self.opts.line_buffered;
+        for_each_line(input, MAX_LINE, |_, line| {
+            match line {
+                Line::Full(l) => {
+                    let plan = self.plan(l);
+                    batch.push(l, plan);
+                    let learning = self.opts.kaslr_from_sym && self.stats.learnt_slide.is_none();
+                    if line_buffered
+                        || learning
+                        || batch.plans.len() >= BATCH
+                        || batch.text.len() >= OUT_BLOCK
+                    {
+                        self.flush_batch(&mut batch, &mut out);
+                    }
+                }
+                Line::Long { piece, first } => {
+                    self.flush_batch(&mut batch, &mut out);
+                    if first {
+                        self.lineno += 1;
+                        self.stats.lines += 1;
+                    }
+                    if !self.opts.json {
+                        out.extend_from_slice(piece);
+                    }
+                }
+            }
+            if line_buffered || out.len() >= OUT_BLOCK {
+                output.write_all(&out)?;
+                out.clear();
+                if line_buffered {
+                    output.flush()?;
+                }
+            }
+            Ok(())
+        })?;
+        self.flush_batch(&mut batch, &mut out);
+        output.write_all(&out)?;
+        output.flush()?;
+        Ok(self.stats)
+    }
+
+    fn flush_batch(&mut self, batch: &mut Batch, out: &mut Vec<u8>) {
+        // Phases whose loops are short and whose loads are independent, so the
+        // CPU overlaps the cache misses of different lines: rank each address,
+        // touch each symbol's record, then look up (now from cache) and print.
+        let n = batch.plans.len();
+        let mut ranks = [0usize; BATCH];
+        for (r, (_, plan)) in ranks.iter_mut().zip(&batch.plans) {
+            if let Some(addr) = plan.addr() {
+                let a = addr.wrapping_sub(self.opts.slide);
+                *r = self.map.rank_in(a, self.index.window(a));
+            }
+        }
+        let mut touch = 0u8;
+        for &r in &ranks[..n] {
+            touch ^= self.map.touch(r);
+        }
+        let mut hits: [Option<AddressHit<'a>>; BATCH] = [None; BATCH];
+        for (i, (_, plan)) in batch.plans.iter().enumerate() {
+            hits[i] = plan.addr().and_then(|addr| {
+                let hit = self
+                    .map
+                    .lookup_ranked(addr.wrapping_sub(self.opts.slide), ranks[i]);
+                self.count(addr, hit.is_some());
+                hit
+            });
+        }
+        // v2: the decoded names these hits print, before printing.
+        for h in hits[..n].iter().flatten() {
+            touch ^= self.names.touch(&h.symbol.name);
+        }
+        std::hint::black_box(touch);
+        for (i, (range, plan)) in batch.plans.iter().enumerate() {
+            self.emit(&batch.text[range.clone()], *plan, hits[i].as_ref(), out);
+        }
+        batch.text.clear();
+        batch.plans.clear();
+    }
+}
+
+/// Packs the text symbols of a /proc/kallsyms text in memory as a v2 blob,
+/// which keeps the `[module]` column (FORMAT.md §10.5): what
+/// `ksym-resolve --kallsyms FILE` resolves against.
+///
+/// Errors: the first line that is not a symbol line (with its number), or a
+/// symbol the writer refuses.
+pub fn pack_kallsyms_text(
+    text: &[u8],
+) -> Result<crate::blobfile::AlignedBlob, crate::writer::PackError> {
+    use crate::nm::{NmLine, is_text_type, parse_line};
+    use crate::v2::write::{V2Options, pack_v2};
+    use crate::writer::{PackError, PackErrorKind, SymbolList};
+    let mut list = SymbolList::new();
+    for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+        let at_line = |kind| PackError {
+            line: Some(n as u64 + 1),
+            kind,
+        };
+        match parse_line(line) {
+            Ok(NmLine::Symbol(s)) if is_text_type(s.symbol_type) => {
+                list.push(s.address, s.symbol_type, s.name)
+                    .map_err(|e| at_line(e.kind))?;
+                if let Some(m) = s.module {
+                    list.set_last_module(m);
+                }
+            }
+            Ok(_) => {}
+            Err(e) => return Err(at_line(PackErrorKind::Line(e))),
+        }
+    }
+    let packed = pack_v2(&list, &V2Options::default())?;
+    Ok(crate::blobfile::AlignedBlob::copy_from(&packed.blob))
+}
+
+/// Reverse lookups: each input line is a name; writes `ADDR TYPE NAME` for
+/// every symbol of that name (address order, `slide` added), or `? ? NAME`.
+///
+/// Errors: read and write errors.
+pub fn resolve_names<R: BufRead, W: Write>(
+    map: &Kallsyms<'_>,
+    input: R,
+    mut out: W,
+    slide: u64,
+    line_buffered: bool,
+) -> io::Result<()> {
+    let mut line = Vec::with_capacity(256);
+    for_each_line(input, MAX_LINE, |_, l| {
+        let Line::Full(l) = l else { return Ok(()) };
+        let (name, _) = trim_end_nl(l);
+        line.clear();
+        if name.is_empty() {
+            line.push(b'\n');
+        }
+        for s in map.lookup_name_all(name) {
+            hex::push_u64_padded(&mut line, s.address.wrapping_add(slide));
+            line.extend_from_slice(&[b' ', s.symbol_type, b' ']);
+            s.name.extend_into(&mut line);
+            line.push(b'\n');
+        }
+        if line.is_empty() {
+            line.extend_from_slice(b"? ? ");
+            line.extend_from_slice(name);
+            line.push(b'\n');
+        }
+        out.write_all(&line)?;
+        if line_buffered {
+            out.flush()?;
+        }
+        Ok(())
+    })?;
+    out.flush()
+}
