@@ -114,6 +114,15 @@ impl<'a> Kallsyms<'a> {
         }
     }
 
+    /// The source lines and inline frames of a v2 blob packed with
+    /// `--lines` (FORMAT.md §15); `None` for v1 and for v2 without them.
+    pub fn lines(&self) -> Option<&crate::v2::lines::LineTable<'a>> {
+        match self {
+            Kallsyms::V1(_) => None,
+            Kallsyms::V2(v) => v.lines(),
+        }
+    }
+
     /// True when a v2 blob's module table names `module`.
     pub fn has_module(&self, module: &[u8]) -> bool {
         match self {

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
-use object::{Object, ObjectSection, ObjectKind, SectionFlags};
+use object::{Object, ObjectKind, ObjectSection, SectionFlags};
 
 use crate::v2::lines_write::{InlineNode, LineRow, SourceTable};
 
@@ -103,6 +103,7 @@ pub fn read_source_table(path: &Path) -> Result<(SourceTable, DwarfStats), Dwarf
             path.display()
         )));
     }
+    let symtab = llvm_symtab(&obj);
     let endian = if obj.is_little_endian() {
         gimli::RunTimeEndian::Little
     } else {
@@ -119,14 +120,68 @@ pub fn read_source_table(path: &Path) -> Result<(SourceTable, DwarfStats), Dwarf
     let sections = gimli::DwarfSections::load(load)?;
     let dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, endian));
     let mut stats = DwarfStats::default();
-    let bounds = boundaries(&dwarf, &exec, &mut stats)
+    let bounds = boundaries(&dwarf, &exec, &symtab, &mut stats)
         .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
     stats.boundaries = bounds.len();
     let ctx = addr2line::Context::from_dwarf(dwarf)
         .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
-    let table = sweep(&ctx, &bounds, &exec)
+    let table = sweep(&ctx, &bounds, &exec, &symtab)
         .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
     Ok((table, stats))
+}
+
+/// The ELF symbol table as llvm-symbolizer reads it
+/// (`SymbolizableObjectFile`, LLVM 14): function, data and untyped symbols
+/// (STT_FUNC, STT_GNU_IFUNC, STT_OBJECT, STT_NOTYPE: assembly entry points
+/// are untyped) defined in a section, sorted by address then size, one per address (the largest
+/// size; among equal sizes the last in table order).
+struct SymbolTable {
+    /// (address, size, name), ascending addresses.
+    syms: Vec<(u64, u64, Vec<u8>)>,
+}
+
+fn llvm_symtab<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> SymbolTable {
+    use object::{ObjectSymbol, SymbolFlags, SymbolSection, elf};
+    let mut syms: Vec<(u64, u64, Vec<u8>)> = obj
+        .symbols()
+        .filter(|s| match s.flags() {
+            SymbolFlags::Elf { st_info, .. } => matches!(
+                st_info & 0xF,
+                elf::STT_NOTYPE | elf::STT_OBJECT | elf::STT_FUNC | elf::STT_GNU_IFUNC
+            ),
+            _ => false,
+        })
+        .filter(|s| matches!(s.section(), SymbolSection::Section(_)))
+        .filter_map(|s| {
+            let name = s.name_bytes().ok()?;
+            let mut d = Vec::new();
+            let name = if crate::demangle::demangle_rust(name, &mut d) {
+                d
+            } else {
+                name.to_vec()
+            };
+            Some((s.address(), s.size(), name))
+        })
+        .collect();
+    syms.sort_by_key(|s| (s.0, s.1)); // stable: table order among equals
+    let mut out: Vec<(u64, u64, Vec<u8>)> = Vec::with_capacity(syms.len());
+    for s in syms {
+        match out.last_mut() {
+            Some(l) if l.0 == s.0 => *l = s,
+            _ => out.push(s),
+        }
+    }
+    SymbolTable { syms: out }
+}
+
+impl SymbolTable {
+    /// llvm-symbolizer's `getNameFromSymbolTable`: the last symbol at or
+    /// below `addr`, unless it has a size that ends at or before `addr`.
+    fn name_at(&self, addr: u64) -> Option<&[u8]> {
+        let i = self.syms.partition_point(|s| s.0 <= addr).checked_sub(1)?;
+        let (a, size, name) = &self.syms[i];
+        (*size == 0 || a + size > addr).then_some(&name[..])
+    }
 }
 
 fn in_exec(exec: &[(u64, u64)], a: u64) -> bool {
@@ -139,10 +194,18 @@ fn in_exec(exec: &[(u64, u64)], a: u64) -> bool {
 fn boundaries(
     dwarf: &gimli::Dwarf<Slice<'_>>,
     exec: &[(u64, u64)],
+    symtab: &SymbolTable,
     stats: &mut DwarfStats,
 ) -> gimli::Result<Vec<u64>> {
     let mut b: Vec<u64> = exec.iter().flat_map(|&(s, e)| [s, e]).collect();
     let keep = |a: u64| in_exec(exec, a) || exec.iter().any(|&(_, e)| e == a);
+    for &(a, size, _) in &symtab.syms {
+        for x in [a, a.wrapping_add(size)] {
+            if keep(x) {
+                b.push(x);
+            }
+        }
+    }
     let mut units = dwarf.units();
     while let Some(header) = units.next()? {
         let unit = dwarf.unit(header)?;
@@ -202,6 +265,7 @@ fn sweep(
     ctx: &addr2line::Context<Slice<'_>>,
     bounds: &[u64],
     exec: &[(u64, u64)],
+    symtab: &SymbolTable,
 ) -> Result<SourceTable, gimli::Error> {
     let mut strings = Interner::default();
     // File paths by the `&str` addr2line returns, split into directory and
@@ -261,7 +325,7 @@ fn sweep(
                     }
                 }
                 let name = match &f.function {
-                    None if f.dw_die_offset.is_some() => strings.id(b"??"),
+                    None if f.dw_die_offset.is_some() => strings.id(b""),
                     Some(n) => {
                         let raw = n.raw_name()?;
                         demangled.clear();
@@ -280,39 +344,50 @@ fn sweep(
                 row.line = line;
                 row.column = col;
             }
-            // A frame without a function (assembly: lines, no subprogram)
-            // ends the chain: node 0.
-            if chain.iter().all(|c| c.0 != u32::MAX) && !chain.is_empty() {
-                let mut parent = 0u32;
-                // chain[i]'s call site (fields 1..3) is in chain[i + 1]:
-                // walk outermost first.
-                for i in (0..chain.len()).rev() {
-                    let (name, ..) = chain[i];
-                    let (cf, cl, cc) = if i + 1 < chain.len() {
-                        (chain[i].1, chain[i].2, chain[i].3)
-                    } else {
-                        (0, 0, 0)
-                    };
-                    let key = InlineNode {
-                        parent,
-                        name,
-                        call_file: cf,
-                        call_line: cl,
-                        call_column: cc,
-                    };
-                    let next = node_list.len() as u32;
-                    parent = *nodes.entry(key).or_insert_with(|| {
-                        node_list.push(key);
-                        next
-                    });
-                }
-                row.node = parent;
+            // The outermost frame is named from the symbol table when a
+            // symbol covers the address, as llvm-symbolizer does (`foo.cold`,
+            // assembly entry points); otherwise by DWARF, or "" (padding
+            // between functions). A location without any function is such
+            // a frame too.
+            let sym = symtab.name_at(addr).map(|n| strings.id(n));
+            if chain.is_empty() && innermost.is_some() {
+                chain.push((u32::MAX, 0, 0, 0));
             }
+            if let Some(outer) = chain.last_mut() {
+                outer.0 = match (sym, outer.0) {
+                    (Some(s), _) => s,
+                    (None, u32::MAX) => strings.id(b""),
+                    (None, d) => d,
+                };
+            }
+            let mut parent = 0u32;
+            // chain[i]'s call site (fields 1..3) is in chain[i + 1]: walk
+            // outermost first.
+            for i in (0..chain.len()).rev() {
+                let (name, cf, cl, cc) = chain[i];
+                let (cf, cl, cc) = if i + 1 < chain.len() {
+                    (cf, cl, cc)
+                } else {
+                    (0, 0, 0)
+                };
+                let key = InlineNode {
+                    parent,
+                    name,
+                    call_file: cf,
+                    call_line: cl,
+                    call_column: cc,
+                };
+                let next = node_list.len() as u32;
+                parent = *nodes.entry(key).or_insert_with(|| {
+                    node_list.push(key);
+                    next
+                });
+            }
+            row.node = parent;
         }
-        if rows
-            .last()
-            .is_some_and(|r| (r.file, r.line, r.column, r.node) == (row.file, row.line, row.column, row.node))
-        {
+        if rows.last().is_some_and(|r| {
+            (r.file, r.line, r.column, r.node) == (row.file, row.line, row.column, row.node)
+        }) {
             continue;
         }
         rows.push(row);

@@ -39,7 +39,7 @@ enum Mode {
         verbose: bool,
         strategy: TokenStrategy,
         format: Format,
-        v2: V2Options,
+        v2: Box<V2Options>,
         lines: Option<(PathBuf, bool)>,
     },
     Check(PathBuf),
@@ -109,7 +109,7 @@ fn parse_args() -> Result<Mode, CliError> {
         verbose,
         strategy,
         format,
-        v2,
+        v2: Box::new(v2),
     })
 }
 

@@ -13,9 +13,13 @@ const USAGE: &str = "usage: ksym-resolve [OPTIONS] BLOB [INPUT|-]...
        ksym-resolve [OPTIONS] --kallsyms FILE [INPUT|-]...
 Reads hex addresses, perf script, oops/dmesg or bcc output; prints
 `ADDR TYPE NAME+0xOFF/0xSIZE` for bare addresses, symbolizes kernel frames,
-passes every other line through unchanged. BLOB is a v1 or v2 blob.
+passes every other line through unchanged. BLOB is a v1 or v2 blob; with
+source lines (ksym-pack --lines) bare addresses get `FILE:LINE` and their
+inline chain, oops lines are decoded as decode_stacktrace.sh does.
       --no-size         print name+0xoff without /0xsize (as perf and bcc do)
       --json            one JSON object per address; other lines are dropped
+      --inline          perf callchains: add a frame line per inlined function (blob with lines)
+      --strip-prefix P  remove the build directory P from source paths
       --names           each input line is a name: print every symbol of it
       --offset SLIDE    KASLR: subtract SLIDE (hex) before lookup
       --kaslr-from-sym  learn the slide from the first [<ADDR>] func+0xoff or perf frame
@@ -54,6 +58,8 @@ fn parse_args() -> Result<Args, CliError> {
         match arg {
             Long("no-size") => a.opts.size = false,
             Long("json") => a.opts.json = true,
+            Long("inline") => a.opts.inline = true,
+            Long("strip-prefix") => a.opts.strip_prefix = Some(p.value()?.string()?.into_bytes()),
             Long("line-buffered") => a.opts.line_buffered = true,
             Long("offset") => a.opts.slide = parse_hex_arg("--offset", p.value()?)?,
             Long("kaslr-from-sym") => a.opts.kaslr_from_sym = true,
@@ -102,7 +108,7 @@ fn run() -> Result<(), CliError> {
     if args.names {
         return names(&map, &args);
     }
-    let mut resolver = Resolver::new(&map, args.opts);
+    let mut resolver = Resolver::new(&map, args.opts.clone());
     let mut out = io::stdout().lock();
     for path in &args.inputs {
         resolver.run(open_input(path)?, &mut out)?;

@@ -1,9 +1,29 @@
 //! The output forms: text lines (kernel `%pS` style, perf frames,
 //! decode_stacktrace style), JSON objects, source lines and inline frames.
 
+use super::kinds::{Stacktrace, find, is_blank};
 use super::*;
+use crate::v2::lines::SourceFrame;
 
-impl Resolver<'_, '_> {
+/// Appends `frame`'s path, `dir/file`, less `prefix` and the `/` after it.
+pub(super) fn push_path(out: &mut Vec<u8>, frame: &SourceFrame<'_>, prefix: &[u8]) {
+    let start = out.len();
+    if !frame.dir.is_empty() {
+        out.extend_from_slice(frame.dir);
+        out.push(b'/');
+    }
+    out.extend_from_slice(frame.file);
+    let p = prefix.strip_suffix(b"/").unwrap_or(prefix);
+    if !p.is_empty() && out[start..].starts_with(p) && out.get(start + p.len()) == Some(&b'/') {
+        out.drain(start..start + p.len() + 1);
+    }
+}
+
+fn push_u32(out: &mut Vec<u8>, v: u32) {
+    let _ = write!(out, "{v}");
+}
+
+impl<'a> Resolver<'_, 'a> {
     /// Appends `name+0xOFF[/0xSIZE][ [mod]]`, or `[unknown]`.
     #[inline]
     fn push_sym(
@@ -32,12 +52,20 @@ impl Resolver<'_, '_> {
         }
     }
 
-    /// Writes the line as `plan` says, with `hit` the lookup of its address.
-    pub(super) fn emit(&mut self, line: &[u8], plan: Plan, hit: Option<&AddressHit<'_>>, out: &mut Vec<u8>) {
+    /// Writes the line as `plan` says, with `hit` the lookup of its address
+    /// and `row` its source row (blobs with lines).
+    pub(super) fn emit(
+        &mut self,
+        line: &[u8],
+        plan: Plan,
+        hit: Option<&AddressHit<'_>>,
+        row: Option<&SourceRow>,
+        out: &mut Vec<u8>,
+    ) {
         self.stats.lines += 1;
         if self.opts.json {
             if let Some(addr) = plan.addr() {
-                self.emit_json(addr, hit, out);
+                self.emit_json(addr, hit, row, out);
             }
             return;
         }
@@ -54,6 +82,9 @@ impl Resolver<'_, '_> {
                     }
                     None => out.extend_from_slice(b" ? [unknown]"),
                 }
+                if self.lines.is_some() && (hit.is_some() || row.is_some()) {
+                    self.push_chain(out, row);
+                }
                 out.extend_from_slice(nl);
             }
             Plan::Replace {
@@ -62,22 +93,151 @@ impl Resolver<'_, '_> {
                 kernel_style,
                 ..
             } => {
+                if !kernel_style && self.opts.inline && from > 0 && is_blank(body[0]) {
+                    let symoff = find(&body[from..to], b"+0x").is_some();
+                    self.push_perf_inlines(out, &body[..from], hit, row, symoff, nl);
+                }
                 out.extend_from_slice(&body[..from]);
                 self.push_sym(out, hit, kernel_style && self.opts.size, kernel_style);
+                if kernel_style && row.is_some() {
+                    out.extend_from_slice(b" (");
+                    self.push_code(out, row);
+                    out.push(b')');
+                }
                 out.extend_from_slice(&body[to..]);
+                out.extend_from_slice(nl);
+            }
+            Plan::Stacktrace { addr } => {
+                let Some(st) = Stacktrace::parse(body) else {
+                    out.extend_from_slice(line);
+                    return;
+                };
+                for w in &st.words {
+                    out.extend_from_slice(w);
+                    out.push(b' ');
+                }
+                match (addr, row) {
+                    (Some(_), Some(_)) => {
+                        out.extend_from_slice(st.segment);
+                        out.extend_from_slice(st.name);
+                        out.extend_from_slice(b" (");
+                        self.push_code(out, row);
+                        out.push(b')');
+                    }
+                    _ => out.extend_from_slice(st.symbol),
+                }
+                // `echo … "$symbol $module"` with no module: a trailing blank.
+                out.push(b' ');
                 out.extend_from_slice(nl);
             }
         }
     }
 
+    /// Appends a frame's function as the blob stores it (FORMAT.md §15.3:
+    /// inlined frames by their DWARF name, the outermost as llvm-symbolizer
+    /// names it from the symbol table), `??` when unknown.
+    fn push_function(out: &mut Vec<u8>, f: &SourceFrame<'_>) {
+        if f.function.is_empty() {
+            out.extend_from_slice(b"??");
+        } else {
+            out.extend_from_slice(f.function);
+        }
+    }
+
+    /// ` FILE:LINE` of the outermost frame, then ` > FUNC FILE:LINE` for
+    /// each inlined frame from the outermost inward (README "Source
+    /// lines"); ` ??:0` without line information.
+    fn push_chain(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
+        let (Some(lines), Some(row)) = (self.lines, row) else {
+            out.extend_from_slice(b" ??:0");
+            return;
+        };
+        let mut frames = std::mem::take(&mut self.frames);
+        frames.clear();
+        frames.extend(lines.frames(row));
+        for (k, f) in frames.iter().rev().enumerate() {
+            out.push(b' ');
+            if k > 0 {
+                out.extend_from_slice(b"> ");
+                Self::push_function(out, f);
+                out.push(b' ');
+            }
+            push_path(
+                out,
+                f,
+                self.opts.strip_prefix.as_deref().unwrap_or_default(),
+            );
+            out.push(b':');
+            push_u32(out, f.line);
+        }
+        self.frames = frames;
+    }
+
+    /// `addr2line -i`'s lines joined by blanks, innermost first, as
+    /// decode_stacktrace.sh prints them: `PATH:LINE` (`?` for line 0), the
+    /// base path stripped.
+    fn push_code(&self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
+        let (Some(lines), Some(row)) = (self.lines, row) else {
+            return;
+        };
+        for (k, f) in lines.frames(row).enumerate() {
+            if k > 0 {
+                out.push(b' ');
+            }
+            if f.file.is_empty() {
+                out.extend_from_slice(b"??");
+            } else {
+                push_path(out, &f, &self.oops_prefix);
+            }
+            out.push(b':');
+            if f.line == 0 {
+                out.push(b'?');
+            } else {
+                push_u32(out, f.line);
+            }
+        }
+    }
+
+    /// perf script --inline: a `PREFIX FUNC[+0xOFF] (inlined)` line for each
+    /// inlined frame, innermost first, before the frame line itself.
+    fn push_perf_inlines(
+        &mut self,
+        out: &mut Vec<u8>,
+        prefix: &[u8],
+        hit: Option<&AddressHit<'_>>,
+        row: Option<&SourceRow>,
+        symoff: bool,
+        nl: &[u8],
+    ) {
+        let (Some(lines), Some(row), Some(h)) = (self.lines, row, hit) else {
+            return;
+        };
+        for f in lines.frames(row).filter(|f| f.inlined) {
+            out.extend_from_slice(prefix);
+            Self::push_function(out, &f);
+            if symoff {
+                out.push(b'+');
+                hex::push_u64_0x(out, h.offset);
+            }
+            out.extend_from_slice(b" (inlined)");
+            out.extend_from_slice(nl);
+        }
+    }
+
     /// `{"addr":"0x…","type":"T","name":"…","offset":N,"size":N|null,"module":"…"|null,"status":"ok"}`;
     /// `status` is `ok`, `unknown` or `no_size` (the last symbol, end unknown).
-    fn emit_json(&mut self, addr: u64, hit: Option<&AddressHit<'_>>, out: &mut Vec<u8>) {
+    fn emit_json(
+        &mut self,
+        addr: u64,
+        hit: Option<&AddressHit<'_>>,
+        row: Option<&SourceRow>,
+        out: &mut Vec<u8>,
+    ) {
         out.extend_from_slice(b"{\"addr\":\"0x");
         hex::push_u64_padded(out, addr);
         match hit {
             None => out.extend_from_slice(
-                b"\",\"type\":null,\"name\":null,\"offset\":null,\"size\":null,\"module\":null,\"status\":\"unknown\"}\n",
+                b"\",\"type\":null,\"name\":null,\"offset\":null,\"size\":null,\"module\":null,\"status\":\"unknown\"",
             ),
             Some(h) => {
                 out.extend_from_slice(b"\",\"type\":\"");
@@ -105,9 +265,52 @@ impl Resolver<'_, '_> {
                 let status: &[u8] = if h.size.is_some() { b"ok" } else { b"no_size" };
                 out.extend_from_slice(b",\"status\":\"");
                 out.extend_from_slice(status);
-                out.extend_from_slice(b"\"}\n");
+                out.push(b'"');
             }
         }
+        if self.lines.is_some() {
+            self.push_json_frames(out, row);
+        }
+        out.extend_from_slice(b"}\n");
     }
 
+    /// `,"frames":[{"function":…,"file":…,"line":N,"column":N|null,"inlined":bool},…]`,
+    /// innermost first; `[]` without line information.
+    fn push_json_frames(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
+        out.extend_from_slice(b",\"frames\":[");
+        if let (Some(lines), Some(row)) = (self.lines, row) {
+            for (k, f) in lines.frames(row).enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"{\"function\":");
+                self.scratch.clear();
+                let mut name = std::mem::take(&mut self.scratch);
+                // "" when unknown, as llvm-symbolizer's JSON has it.
+                name.extend_from_slice(f.function);
+                let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
+                name.clear();
+                // No file: "" as llvm-symbolizer's JSON has it.
+                if !f.file.is_empty() {
+                    push_path(
+                        &mut name,
+                        &f,
+                        self.opts.strip_prefix.as_deref().unwrap_or_default(),
+                    );
+                }
+                out.extend_from_slice(b",\"file\":");
+                let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
+                self.scratch = name;
+                let _ = write!(out, ",\"line\":{},\"column\":", f.line);
+                match f.column {
+                    Some(c) => {
+                        let _ = write!(out, "{c}");
+                    }
+                    None => out.extend_from_slice(b"null"),
+                }
+                let _ = write!(out, ",\"inlined\":{}}}", f.inlined);
+            }
+        }
+        out.push(b']');
+    }
 }

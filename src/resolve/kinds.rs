@@ -28,7 +28,7 @@ pub(super) fn strip_0x(s: &[u8]) -> Option<&[u8]> {
     s.strip_prefix(b"0x").or_else(|| s.strip_prefix(b"0X"))
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+pub(super) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     bstr::ByteSlice::find(hay, needle)
 }
 
@@ -97,17 +97,166 @@ pub(super) enum Plan {
         to: usize,
         kernel_style: bool,
     },
+    /// An oops line with a `func+0xOFF/0xSIZE` reference, on a blob with
+    /// source lines: rewritten as decode_stacktrace.sh does
+    /// ([`Stacktrace`]); `addr` is the reference's (slid) address, `None`
+    /// when the blob has no such function.
+    Stacktrace { addr: Option<u64> },
 }
 
 impl Plan {
     pub(super) fn addr(&self) -> Option<u64> {
         match *self {
             Plan::Pass => None,
+            Plan::Stacktrace { addr } => addr,
             Plan::Bare { addr } | Plan::Replace { addr, .. } => Some(addr),
+        }
+    }
+
+    /// True when the output of this plan shows source lines: everything but
+    /// perf frames, which show them only as inline frames (`--inline`).
+    pub(super) fn wants_lines(&self, inline: bool) -> bool {
+        match *self {
+            Plan::Replace {
+                kernel_style: false,
+                ..
+            } => inline,
+            _ => true,
         }
     }
 }
 
+/// An oops line as `scripts/decode_stacktrace.sh` (Linux 6.x, `handle_line`
+/// and `parse_symbol`) splits it: blank-separated words less the `[<ADDR>]`
+/// ones, dmesg timestamps re-padded (`[` + `%13s`), and the last word taken
+/// as the symbol reference, its `segment:` (`RIP: 0010:`) and parentheses
+/// removed.
+#[derive(Debug)]
+pub(super) struct Stacktrace<'b> {
+    /// The words before the symbol, in order.
+    pub words: Vec<std::borrow::Cow<'b, [u8]>>,
+    /// `0010:` or empty.
+    pub segment: &'b [u8],
+    /// The reference without segment and parentheses: `func+0x12/0x40`.
+    pub symbol: &'b [u8],
+    /// `func`.
+    pub name: &'b [u8],
+    /// `0x12`, or 0 without `+`.
+    pub offset: u64,
+}
+
+/// True for the lines decode_stacktrace.sh rewrites: they hold `[<…>]` or
+/// `X+0xHEX/0xHEX` (lower-case hex, X not blank or `+`).
+fn stacktrace_trigger(body: &[u8]) -> bool {
+    if let Some(o) = find(body, b"[<") {
+        let rest = &body[o + 2..];
+        if let Some(c) = find(rest, b">]") {
+            if c > 0 && !rest[..c].contains(&b']') {
+                return true;
+            }
+        }
+    }
+    let lhex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
+    body.iter().enumerate().any(|(i, &b)| {
+        if b != b'+' || i == 0 || matches!(body[i - 1], b'+' | b' ') {
+            return false;
+        }
+        let r = &body[i + 1..];
+        let Some(r) = r.strip_prefix(b"0x") else {
+            return false;
+        };
+        let n = r.iter().take_while(|b| lhex(b)).count();
+        n > 0 && r[n..].starts_with(b"/0x") && r.get(n + 3).is_some_and(lhex)
+    })
+}
+
+impl<'b> Stacktrace<'b> {
+    /// Splits `body` (no newline) as the script does; `None` when the
+    /// script would not touch it or the reference belongs to a module
+    /// (`func+0x1/0x2 [mod]`), whose DWARF a blob does not hold.
+    pub(super) fn parse(body: &'b [u8]) -> Option<Self> {
+        if !stacktrace_trigger(body) {
+            return None;
+        }
+        let mut words: Vec<Option<std::borrow::Cow<'b, [u8]>>> = body
+            .split(|&b| b == b' ' || b == b'\t')
+            .filter(|w| !w.is_empty())
+            .map(|w| Some(w.into()))
+            .collect();
+        let n = words.len();
+        for i in 0..n {
+            if words[i].as_deref().is_some_and(|w| {
+                find(w, b"[<").is_some_and(|o| {
+                    let r = &w[o + 2..];
+                    find(r, b">]").is_some_and(|c| c > 0 && !r[..c].contains(&b']'))
+                })
+            }) {
+                words[i] = None;
+            }
+            if words[i].as_deref() == Some(b"[")
+                && words
+                    .get(i + 1)
+                    .and_then(|w| w.as_deref())
+                    .is_some_and(|w| w.ends_with(b"]"))
+            {
+                words[i] = None;
+                let t = words[i + 1].take().unwrap_or_default();
+                let pad = 13usize.saturating_sub(t.len());
+                let mut v = b"[".to_vec();
+                v.resize(1 + pad, b' ');
+                v.extend_from_slice(&t);
+                words[i + 1] = Some(v.into());
+            }
+        }
+        let last = n.checked_sub(1)?;
+        let is_hex_close = |w: &[u8]| {
+            let k = w
+                .iter()
+                .take_while(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+                .count();
+            k > 0 && w.get(k) == Some(&b']')
+        };
+        if words[last].as_deref().is_some_and(is_hex_close) && last > 0 {
+            return None; // `[mod buildid]`: a module reference
+        }
+        let lw = words[last].as_deref().unwrap_or_default();
+        if let Some(o) = lw.iter().position(|&b| b == b'[') {
+            let r = &lw[o + 1..];
+            if r.iter().position(|&b| b == b']').is_some_and(|c| c > 0) {
+                return None; // `[mod]`
+            }
+        }
+        let sym: &'b [u8] = match words[last].take() {
+            Some(std::borrow::Cow::Borrowed(w)) => w,
+            Some(std::borrow::Cow::Owned(_)) => return None, // a re-padded timestamp
+            None => b"",
+        };
+        let sym = sym.strip_prefix(b"(").unwrap_or(sym);
+        let sym = sym.strip_suffix(b")").unwrap_or(sym);
+        let (segment, symbol) = match sym.iter().position(|&b| b == b':') {
+            Some(c) => (&sym[..=c], &sym[c + 1..]),
+            None => (&sym[..0], sym),
+        };
+        let (name, offset) = match symbol.iter().rposition(|&b| b == b'+') {
+            Some(p) => {
+                let off = &symbol[p + 1..];
+                let off = &off[..off.iter().position(|&b| b == b'/').unwrap_or(off.len())];
+                (
+                    &symbol[..p],
+                    strip_0x(off).and_then(hex::parse_u64).unwrap_or(0),
+                )
+            }
+            None => (symbol, 0),
+        };
+        Some(Stacktrace {
+            words: words.into_iter().flatten().collect(),
+            segment,
+            symbol,
+            name,
+            offset,
+        })
+    }
+}
 
 impl Resolver<'_, '_> {
     /// Decides what to do with a line, without looking its address up.
@@ -120,7 +269,22 @@ impl Resolver<'_, '_> {
         if let Some(p) = self.perf_frame(body) {
             return p;
         }
-        self.kernel_log(body)
+        let p = self.kernel_log(body);
+        if matches!(p, Plan::Pass) && self.lines.is_some() {
+            if let Some(st) = Stacktrace::parse(body) {
+                let addr = self
+                    .map
+                    .lookup_name(st.name)
+                    .filter(|_| !st.name.is_empty())
+                    .map(|s| {
+                        s.address
+                            .wrapping_add(st.offset)
+                            .wrapping_add(self.opts.slide)
+                    });
+                return Plan::Stacktrace { addr };
+            }
+        }
+        p
     }
 
     fn bare_address(&self, body: &[u8]) -> Option<Plan> {
@@ -326,7 +490,6 @@ impl Resolver<'_, '_> {
             self.stats.learnt_slide = Some((slide, self.lineno));
         }
     }
-
 }
 
 #[cfg(test)]

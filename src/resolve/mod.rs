@@ -31,6 +31,7 @@ use crate::blob::Kallsyms;
 use crate::hex;
 use crate::lines::{Line, for_each_line};
 use crate::reader::AddressHit;
+use crate::v2::lines::{LineTable, SourceRow};
 
 mod emit;
 mod kinds;
@@ -47,7 +48,7 @@ pub const OUT_BLOCK: usize = 64 * 1024;
 pub const BATCH: usize = 64;
 
 /// How to print.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ResolveOptions {
     /// Print `/0xSIZE` after offsets (kernel `%pS`); perf frames never get one.
     pub size: bool,
@@ -61,6 +62,15 @@ pub struct ResolveOptions {
     pub line_buffered: bool,
     /// One JSON object per address instead of text; other lines are dropped.
     pub json: bool,
+    /// perf callchains: insert a frame line for each inlined function before
+    /// the frame it was inlined into, as `perf script --inline` does (needs a
+    /// blob with source lines).
+    pub inline: bool,
+    /// A build-directory prefix removed from source paths (with the `/` that
+    /// follows it), as decode_stacktrace.sh's base path argument. Oops lines
+    /// use the prefix before `/init/main.c` of `kernel_init`'s file when
+    /// this is `None`, as the script's `auto` does.
+    pub strip_prefix: Option<Vec<u8>>,
 }
 
 /// What a run saw.
@@ -95,6 +105,12 @@ pub struct Resolver<'m, 'a> {
     /// A name expanded for JSON escaping (reused: no allocation per line).
     scratch: Vec<u8>,
     names: NameCache,
+    /// The blob's source lines and inline frames, when it has them.
+    lines: Option<LineTable<'a>>,
+    /// The prefix oops lines strip from paths (decode_stacktrace.sh's base path).
+    oops_prefix: Vec<u8>,
+    /// An address's frames, reused.
+    frames: Vec<crate::v2::lines::SourceFrame<'a>>,
 }
 
 /// v2 names decoded once, by name-order rank: a v2 name is front-coded and
@@ -161,7 +177,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
     /// A resolver over `map`.
     pub fn new(map: &'m Kallsyms<'a>, opts: ResolveOptions) -> Self {
         let first_address = map.symbols().next().map(|s| s.address);
-        Resolver {
+        let lines = map.lines().copied();
+        let mut r = Resolver {
             map,
             opts,
             index: AddressIndex::for_blob(map),
@@ -170,6 +187,33 @@ impl<'m, 'a> Resolver<'m, 'a> {
             stats: ResolveStats::default(),
             scratch: Vec::with_capacity(256),
             names: NameCache::default(),
+            lines,
+            oops_prefix: Vec::new(),
+            frames: Vec::new(),
+        };
+        r.oops_prefix = match &r.opts.strip_prefix {
+            Some(p) => p.clone(),
+            None => r.auto_prefix(),
+        };
+        r
+    }
+
+    /// decode_stacktrace.sh's `auto` base path: what precedes the last
+    /// `/init/main.c:` in `kernel_init`'s `addr2line -i` output.
+    fn auto_prefix(&self) -> Vec<u8> {
+        let (Some(lines), Some(s)) = (&self.lines, self.map.lookup_name(b"kernel_init")) else {
+            return Vec::new();
+        };
+        let mut code = Vec::new();
+        if let Some(row) = lines.find(s.address) {
+            for f in lines.frames(&row) {
+                emit::push_path(&mut code, &f, &[]);
+                code.push(b' ');
+            }
+        }
+        match bstr::ByteSlice::rfind(&code[..], b"/init/main.c:") {
+            Some(i) => code[..i].to_vec(),
+            None => Vec::new(),
         }
     }
 
@@ -273,8 +317,22 @@ impl<'m, 'a> Resolver<'m, 'a> {
             touch ^= self.names.touch(&h.symbol.name);
         }
         std::hint::black_box(touch);
+        let mut rows: [Option<SourceRow>; BATCH] = [None; BATCH];
+        if let Some(lines) = &self.lines {
+            for (r, (_, plan)) in rows.iter_mut().zip(&batch.plans) {
+                if let Some(addr) = plan.addr().filter(|_| plan.wants_lines(self.opts.inline)) {
+                    *r = lines.find(addr.wrapping_sub(self.opts.slide));
+                }
+            }
+        }
         for (i, (range, plan)) in batch.plans.iter().enumerate() {
-            self.emit(&batch.text[range.clone()], *plan, hits[i].as_ref(), out);
+            self.emit(
+                &batch.text[range.clone()],
+                *plan,
+                hits[i].as_ref(),
+                rows[i].as_ref(),
+                out,
+            );
         }
         batch.text.clear();
         batch.plans.clear();

@@ -236,12 +236,16 @@ impl<'a> LineTable<'a> {
                         return None;
                     }
                     n.address = n.address.checked_add(uleb(s, &mut at)?)?;
-                    n.line = (i64::from(n.line) + unzig(uleb(s, &mut at)?)).try_into().ok()?;
+                    n.line = (i64::from(n.line) + unzig(uleb(s, &mut at)?))
+                        .try_into()
+                        .ok()?;
                     if op & 1 != 0 {
                         n.file = u32::try_from(uleb(s, &mut at)?).ok()?;
                     }
                     if op & 2 != 0 {
-                        n.node = (i64::from(n.node) + unzig(uleb(s, &mut at)?)).try_into().ok()?;
+                        n.node = (i64::from(n.node) + unzig(uleb(s, &mut at)?))
+                            .try_into()
+                            .ok()?;
                     }
                     Some(n)
                 };
@@ -352,7 +356,10 @@ impl<'a> LineTable<'a> {
                 last = Some(r.address);
             });
             if !decoded || !ok || count != LINE_BLOCK.min(self.nrows - b * LINE_BLOCK) {
-                return Err(bad(0, "a row block does not decode, ascend or stay in its tables"));
+                return Err(bad(
+                    0,
+                    "a row block does not decode, ascend or stay in its tables",
+                ));
             }
             prev_end = last;
         }

@@ -110,11 +110,15 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
         return Err(too_large());
     }
     let (nn, nf, ns) = (t.nodes.len(), t.files.len(), t.strings.len());
-    if t.rows.iter().any(|r| r.node as usize >= nn.max(1) || r.file as usize >= nf.max(1))
+    if t.rows
+        .iter()
+        .any(|r| r.node as usize >= nn.max(1) || r.file as usize >= nf.max(1))
         || t.nodes.iter().enumerate().skip(1).any(|(i, n)| {
             n.parent as usize >= i || n.name as usize >= ns || n.call_file as usize >= nf
         })
-        || t.files.iter().any(|&(d, b)| d as usize >= ns || b as usize >= ns)
+        || t.files
+            .iter()
+            .any(|&(d, b)| d as usize >= ns || b as usize >= ns)
     {
         return Err(fail("an id past its table, or a parent after its child"));
     }
@@ -139,7 +143,10 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
         for &r in &chunk[1..] {
             let da = r.address - prev.address;
             let dl = i64::from(r.line) - i64::from(prev.line);
-            if r.file == prev.file && r.node == prev.node && (1..=16).contains(&da) && (-2..=5).contains(&dl)
+            if r.file == prev.file
+                && r.node == prev.node
+                && (1..=16).contains(&da)
+                && (-2..=5).contains(&dl)
             {
                 stream.push((((da - 1) << 3) as i64 | (dl + 2)) as u8);
             } else {
@@ -152,7 +159,10 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
                     uleb(&mut stream, u64::from(r.file));
                 }
                 if n == 1 {
-                    uleb(&mut stream, zigzag(i64::from(r.node) - i64::from(prev.node)));
+                    uleb(
+                        &mut stream,
+                        zigzag(i64::from(r.node) - i64::from(prev.node)),
+                    );
                 }
             }
             if columns {
@@ -166,8 +176,20 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
     let wp = width_of(nn as u64);
     let wn = width_of(ns as u64);
     let wf = width_of(nf as u64);
-    let wl = width_of(t.nodes.iter().map(|n| u64::from(n.call_line)).max().unwrap_or(0));
-    let wc = width_of(t.nodes.iter().map(|n| u64::from(col(n.call_column))).max().unwrap_or(0));
+    let wl = width_of(
+        t.nodes
+            .iter()
+            .map(|n| u64::from(n.call_line))
+            .max()
+            .unwrap_or(0),
+    );
+    let wc = width_of(
+        t.nodes
+            .iter()
+            .map(|n| u64::from(col(n.call_column)))
+            .max()
+            .unwrap_or(0),
+    );
     let mut nodes = Bits::default();
     for n in &t.nodes {
         nodes.push(u64::from(n.parent), wp);

@@ -460,7 +460,9 @@ impl<'a> KallsymsV2<'a> {
             return Err(err(end, BlobErrorKind::TrailingBytes));
         }
         for id in SECTIONS {
-            if !matches!(id, SectionId::Modules | SectionId::Lines) && sections[id as usize - 1].is_none() {
+            if !matches!(id, SectionId::Modules | SectionId::Lines)
+                && sections[id as usize - 1].is_none()
+            {
                 return Err(err(0, BlobErrorKind::MissingSection { section: id.name() }));
             }
         }
@@ -621,7 +623,10 @@ impl<'a> KallsymsV2<'a> {
         }
 
         let lines = match sections[SectionId::Lines as usize - 1] {
-            Some(s) => Some(LineTable::parse(slices[SectionId::Lines as usize - 1], s.offset)?),
+            Some(s) => Some(LineTable::parse(
+                slices[SectionId::Lines as usize - 1],
+                s.offset,
+            )?),
             None => None,
         };
 

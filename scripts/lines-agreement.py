@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Agreement of ksym-resolve's inline frames with llvm-symbolizer --inlines.
+
+usage: scripts/lines-agreement.py VMLINUX BLOB SYMBOLS [N_RANDOM]
+
+VMLINUX: the ELF with DWARF the blob's lines came from; BLOB: a v2 blob packed
+with --lines; SYMBOLS: the ksym-filter output it was packed from.
+Addresses: N_RANDOM (default 20000) random addresses inside .text (seed 1)
+and every symbol's address + 1. For each, compares the frame lists
+(function, file, line; innermost first). Prints the agreement rate and
+counts the kinds of difference with an example of each.
+"""
+import json
+import random
+import subprocess
+import sys
+from collections import Counter, defaultdict
+
+LLVM = "llvm-symbolizer"
+
+
+def text_range(vmlinux):
+    out = subprocess.run(["readelf", "-SW", vmlinux], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        f = line.replace("[ ", "[").split()
+        if len(f) > 5 and f[1] == ".text":
+            start, size = int(f[3], 16), int(f[5], 16)
+            return start, start + size
+    sys.exit(".text not found")
+
+
+def ours(blob, addrs, ksym):
+    p = subprocess.run([ksym, "--json", blob], input="".join(f"{a:x}\n" for a in addrs),
+                       capture_output=True, text=True, check=True)
+    res = []
+    for line in p.stdout.splitlines():
+        o = json.loads(line)
+        res.append([(f["function"], f["file"], f["line"]) for f in o["frames"]])
+    return res
+
+
+def llvm(vmlinux, addrs, flags):
+    p = subprocess.run([LLVM, "--inlines", "--output-style=JSON", *flags, "-e", vmlinux],
+                       input="".join(f"0x{a:x}\n" for a in addrs),
+                       capture_output=True, text=True, check=True)
+    res = []
+    for line in p.stdout.splitlines():
+        o = json.loads(line)
+        fr = [(s["FunctionName"], s["FileName"], s["Line"]) for s in o["Symbol"]]
+        # No line information: llvm prints one frame without file and line
+        # (the symbol table's name); ksym's JSON gives an empty list.
+        if all(f[1] in ("", "??") and f[2] == 0 for f in fr):
+            fr = []
+        res.append(fr)
+    return res
+
+
+def kind(a, b):
+    if len(a) != len(b):
+        return "frame count"
+    for x, y in zip(a, b):
+        if x[0] != y[0]:
+            return "function name" + (" (outermost)" if x is a[-1] else " (inlined)")
+        if x[1] != y[1]:
+            return "file"
+        if x[2] != y[2]:
+            return "line" + (" (outermost)" if x is a[-1] else " (inlined)")
+    return "?"
+
+
+def main():
+    vmlinux, blob, symbols = sys.argv[1:4]
+    n = int(sys.argv[4]) if len(sys.argv) > 4 else 20000
+    ksym = "target/release/ksym-resolve"
+    lo, hi = text_range(vmlinux)
+    rnd = random.Random(1)
+    sets = {"random .text": sorted(rnd.randrange(lo, hi) for _ in range(n))}
+    starts = []
+    with open(symbols) as f:
+        for line in f:
+            a = int(line.split()[0], 16)
+            starts.append(a + 1)
+    sets["symbol start + 1"] = starts
+    for flags_name, flags in [("default", [])]:
+        for name, addrs in sets.items():
+            a, b = ours(blob, addrs, ksym), llvm(vmlinux, addrs, flags)
+            kinds, ex = Counter(), defaultdict(list)
+            for addr, x, y in zip(addrs, a, b):
+                if x != y:
+                    k = kind(x, y)
+                    kinds[k] += 1
+                    if len(ex[k]) < 2:
+                        ex[k].append((hex(addr), x, y))
+            same = len(addrs) - sum(kinds.values())
+            print(f"llvm-symbolizer {flags_name}, {name}: {same}/{len(addrs)} equal ({100 * same / len(addrs):.3f} %)")
+            for k, c in kinds.most_common():
+                print(f"  {c:6d} {k}")
+                for e in ex[k]:
+                    print(f"         {e[0]}\n           ksym: {e[1]}\n           llvm: {e[2]}")
+
+
+if __name__ == "__main__":
+    main()
