@@ -5,18 +5,30 @@ use super::kinds::{Stacktrace, find, is_blank};
 use super::*;
 use crate::v2::lines::SourceFrame;
 
-/// Appends `frame`'s path, `dir/file`, less `prefix` and the `/` after it.
-pub(super) fn push_path(out: &mut Vec<u8>, frame: &SourceFrame<'_>, prefix: &[u8]) {
-    let start = out.len();
+/// Appends `frame`'s path, `dir/file`.
+pub(super) fn push_path(out: &mut Vec<u8>, frame: &SourceFrame<'_>) {
     if !frame.dir.is_empty() {
-        out.extend_from_slice(frame.dir);
+        frame.dir.extend_into(out);
         out.push(b'/');
     }
-    out.extend_from_slice(frame.file);
+    frame.file.extend_into(out);
+}
+
+/// Appends `path` less `prefix` and the `/` after it.
+fn push_stripped(out: &mut Vec<u8>, path: &[u8], prefix: &[u8]) {
     let p = prefix.strip_suffix(b"/").unwrap_or(prefix);
-    if !p.is_empty() && out[start..].starts_with(p) && out.get(start + p.len()) == Some(&b'/') {
-        out.drain(start..start + p.len() + 1);
+    match path.strip_prefix(p).and_then(|r| r.strip_prefix(b"/")) {
+        Some(rest) if !p.is_empty() => out.extend_from_slice(rest),
+        _ => out.extend_from_slice(path),
     }
+}
+
+/// Which prefix a path loses: `--strip-prefix`'s, or the oops lines' (the
+/// same, or decode_stacktrace.sh's `auto`).
+#[derive(Clone, Copy)]
+enum Prefix {
+    User,
+    Oops,
 }
 
 fn push_u32(out: &mut Vec<u8>, v: u32) {
@@ -136,12 +148,38 @@ impl<'a> Resolver<'_, 'a> {
     /// Appends a frame's function as the blob stores it (FORMAT.md §15.3:
     /// inlined frames by their DWARF name, the outermost as llvm-symbolizer
     /// names it from the symbol table), `??` when unknown.
-    fn push_function(out: &mut Vec<u8>, f: &SourceFrame<'_>) {
+    fn push_function(&mut self, out: &mut Vec<u8>, f: &SourceFrame<'_>) {
         if f.function.is_empty() {
             out.extend_from_slice(b"??");
         } else {
-            out.extend_from_slice(f.function);
+            out.extend_from_slice(
+                self.functions
+                    .get(f.function_id, |a| f.function.extend_into(a)),
+            );
         }
+    }
+
+    /// Appends a frame's path less `prefix` (`??` without a file when
+    /// `unknown_as_qq`, else nothing).
+    fn push_file(
+        &mut self,
+        out: &mut Vec<u8>,
+        f: &SourceFrame<'_>,
+        prefix: Prefix,
+        unknown_as_qq: bool,
+    ) {
+        if f.file_id == 0 {
+            if unknown_as_qq {
+                out.extend_from_slice(b"??");
+            }
+            return;
+        }
+        let prefix: &[u8] = match prefix {
+            Prefix::User => self.opts.strip_prefix.as_deref().unwrap_or_default(),
+            Prefix::Oops => &self.oops_prefix,
+        };
+        let path = self.paths.get(f.file_id, |a| push_path(a, f));
+        push_stripped(out, path, prefix);
     }
 
     /// ` FILE:LINE` of the outermost frame, then ` > FUNC FILE:LINE` for
@@ -159,14 +197,10 @@ impl<'a> Resolver<'_, 'a> {
             out.push(b' ');
             if k > 0 {
                 out.extend_from_slice(b"> ");
-                Self::push_function(out, f);
+                self.push_function(out, f);
                 out.push(b' ');
             }
-            push_path(
-                out,
-                f,
-                self.opts.strip_prefix.as_deref().unwrap_or_default(),
-            );
+            self.push_file(out, f, Prefix::User, true);
             out.push(b':');
             push_u32(out, f.line);
         }
@@ -176,7 +210,7 @@ impl<'a> Resolver<'_, 'a> {
     /// `addr2line -i`'s lines joined by blanks, innermost first, as
     /// decode_stacktrace.sh prints them: `PATH:LINE` (`?` for line 0), the
     /// base path stripped.
-    fn push_code(&self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
+    fn push_code(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
         let (Some(lines), Some(row)) = (self.lines, row) else {
             return;
         };
@@ -184,11 +218,7 @@ impl<'a> Resolver<'_, 'a> {
             if k > 0 {
                 out.push(b' ');
             }
-            if f.file.is_empty() {
-                out.extend_from_slice(b"??");
-            } else {
-                push_path(out, &f, &self.oops_prefix);
-            }
+            self.push_file(out, &f, Prefix::Oops, true);
             out.push(b':');
             if f.line == 0 {
                 out.push(b'?');
@@ -214,7 +244,7 @@ impl<'a> Resolver<'_, 'a> {
         };
         for f in lines.frames(row).filter(|f| f.inlined) {
             out.extend_from_slice(prefix);
-            Self::push_function(out, &f);
+            self.push_function(out, &f);
             if symoff {
                 out.push(b'+');
                 hex::push_u64_0x(out, h.offset);
@@ -287,17 +317,12 @@ impl<'a> Resolver<'_, 'a> {
                 self.scratch.clear();
                 let mut name = std::mem::take(&mut self.scratch);
                 // "" when unknown, as llvm-symbolizer's JSON has it.
-                name.extend_from_slice(f.function);
+                if !f.function.is_empty() {
+                    self.push_function(&mut name, &f);
+                }
                 let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
                 name.clear();
-                // No file: "" as llvm-symbolizer's JSON has it.
-                if !f.file.is_empty() {
-                    push_path(
-                        &mut name,
-                        &f,
-                        self.opts.strip_prefix.as_deref().unwrap_or_default(),
-                    );
-                }
+                self.push_file(&mut name, &f, Prefix::User, false);
                 out.extend_from_slice(b",\"file\":");
                 let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
                 self.scratch = name;

@@ -111,6 +111,41 @@ pub struct Resolver<'m, 'a> {
     oops_prefix: Vec<u8>,
     /// An address's frames, reused.
     frames: Vec<crate::v2::lines::SourceFrame<'a>>,
+    /// Source paths (`dir/file`) decoded once, by file id.
+    paths: DecodedCache,
+    /// Function names of frames decoded once, by string id.
+    functions: DecodedCache,
+}
+
+/// Strings of the `lines` section decoded once, by id: decoding pair codes
+/// costs more than copying, and a trace repeats the same few thousand.
+#[derive(Debug, Default)]
+struct DecodedCache {
+    /// Per id: `start << 24 | len + 1` in `arena`, or 0 when not decoded yet.
+    at: Vec<u64>,
+    arena: Vec<u8>,
+}
+
+impl DecodedCache {
+    /// The bytes of `id`, decoded by `fill` on first use.
+    #[inline]
+    fn get(&mut self, id: u32, fill: impl FnOnce(&mut Vec<u8>)) -> &[u8] {
+        let id = id as usize;
+        if id >= self.at.len() {
+            self.at.resize(id + 1, 0);
+        }
+        let mut e = self.at[id];
+        if e == 0 {
+            let start = self.arena.len();
+            fill(&mut self.arena);
+            let len = (self.arena.len() - start).min((1 << 24) - 2);
+            self.arena.truncate(start + len);
+            e = (start as u64) << 24 | (len as u64 + 1);
+            self.at[id] = e;
+        }
+        let (start, len) = ((e >> 24) as usize, (e & 0xFF_FFFF) as usize - 1);
+        &self.arena[start..start + len]
+    }
 }
 
 /// v2 names decoded once, by name-order rank: a v2 name is front-coded and
@@ -190,6 +225,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
             lines,
             oops_prefix: Vec::new(),
             frames: Vec::new(),
+            paths: DecodedCache::default(),
+            functions: DecodedCache::default(),
         };
         r.oops_prefix = match &r.opts.strip_prefix {
             Some(p) => p.clone(),
@@ -207,7 +244,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         let mut code = Vec::new();
         if let Some(row) = lines.find(s.address) {
             for f in lines.frames(&row) {
-                emit::push_path(&mut code, &f, &[]);
+                emit::push_path(&mut code, &f);
                 code.push(b' ');
             }
         }

@@ -125,8 +125,52 @@ pub const META_FIXED: usize = 40;
 /// a lookup decodes at most this many rows.
 pub const LINE_BLOCK: usize = 32;
 
+/// Recent states a `lines` row can recall by index (FORMAT.md §15.2).
+pub const LINE_RECENT: usize = 8;
+
+/// The `(node, file, line)` states of the rows decoded so far in a `lines`
+/// block, one per `(node, file)`, most recent first, at most
+/// [`LINE_RECENT`]: inlined code alternates between a few functions, and a
+/// row that returns to one of them is coded by its index here (FORMAT.md
+/// §15.2). The writer and the reader keep it the same way.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RecentStates {
+    e: [(u32, u32, u32); LINE_RECENT],
+    n: usize,
+}
+
+impl RecentStates {
+    /// State `j` (0: the most recent).
+    #[inline]
+    pub fn get(&self, j: usize) -> Option<(u32, u32, u32)> {
+        self.e[..self.n].get(j).copied()
+    }
+
+    /// The index of the state of `(node, file)`.
+    #[inline]
+    pub fn find(&self, node: u32, file: u32) -> Option<usize> {
+        self.e[..self.n]
+            .iter()
+            .position(|e| e.0 == node && e.1 == file)
+    }
+
+    /// Records a row: its state moves (or enters) at the front; the least
+    /// recent falls off when full.
+    #[inline]
+    pub fn touch(&mut self, node: u32, file: u32, line: u32) {
+        let at = self.find(node, file).unwrap_or(if self.n < LINE_RECENT {
+            self.n += 1;
+            self.n - 1
+        } else {
+            LINE_RECENT - 1
+        });
+        self.e.copy_within(0..at, 1);
+        self.e[0] = (node, file, line);
+    }
+}
+
 /// Bytes of the `lines` section's header (FORMAT.md §15.1).
-pub const LINES_HEADER: usize = 64;
+pub const LINES_HEADER: usize = 72;
 
 /// Bytes of the `tokens` section before the expansions: 257 u16 offsets.
 pub const TOKENS_FIXED: usize = 2 * 257;

@@ -3,6 +3,7 @@
 //! allocation (a kernel can print `fs/read_write.c:477` from it).
 
 use super::layout::*;
+use super::read::Tokens;
 use crate::reader::{BlobError, BlobErrorKind};
 
 /// A view of a `lines` section. Build it with [`LineTable::parse`]
@@ -17,12 +18,63 @@ pub struct LineTable<'a> {
     base: u64,
     /// Widths: parent, string id, file id, call line, call column, string offset.
     w: [u32; 6],
+    /// Bits of one node record.
+    node_w: u64,
     blocks: &'a [u8],
     rows: &'a [u8],
     nodes: &'a [u8],
     files: &'a [u8],
     offsets: &'a [u8],
-    bytes: &'a [u8],
+    codes: &'a [u8],
+    tokens: Tokens<'a>,
+}
+
+/// A string of the `lines` section, pair-coded (FORMAT.md §15.3): iterate
+/// its bytes in runs with [`CodedStr::runs`].
+#[derive(Debug, Clone, Copy)]
+pub struct CodedStr<'a> {
+    codes: &'a [u8],
+    tokens: Option<Tokens<'a>>,
+}
+
+impl<'a> CodedStr<'a> {
+    /// The empty string.
+    pub const EMPTY: CodedStr<'static> = CodedStr {
+        codes: &[],
+        tokens: None,
+    };
+
+    /// True for the empty string.
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
+
+    /// The string's bytes, one token expansion at a time.
+    pub fn runs(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let t = self.tokens;
+        self.codes
+            .iter()
+            .map(move |&c| t.map_or(&[][..], |t| t.expand(c)))
+    }
+
+    /// Appends the string's bytes to `out`.
+    #[cfg(feature = "std")]
+    pub fn extend_into(&self, out: &mut std::vec::Vec<u8>) {
+        for r in self.runs() {
+            out.extend_from_slice(r);
+        }
+    }
+
+    /// True when the string's bytes equal `s`.
+    pub fn eq_bytes(&self, mut s: &[u8]) -> bool {
+        for r in self.runs() {
+            match s.strip_prefix(r) {
+                Some(rest) => s = rest,
+                None => return false,
+            }
+        }
+        s.is_empty()
+    }
 }
 
 /// The source state of one address: the row of the step function it falls
@@ -42,15 +94,22 @@ pub struct SourceRow {
 }
 
 /// One frame of an address's inline chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct SourceFrame<'a> {
-    /// The function's name as DWARF gives it (Rust names demangled).
-    pub function: &'a [u8],
+    /// The function's name: DWARF's for inlined frames, the symbol table's
+    /// for the outermost (FORMAT.md §15.3); empty when unknown.
+    pub function: CodedStr<'a>,
     /// The file's directory (the compilation directory joined in), may be
     /// empty; the path is `dir/file`.
-    pub dir: &'a [u8],
+    pub dir: CodedStr<'a>,
     /// The file's base name; empty when unknown.
-    pub file: &'a [u8],
+    pub file: CodedStr<'a>,
+    /// The file's id in the section (0: none), for callers that cache
+    /// decoded paths.
+    pub file_id: u32,
+    /// The function name's string id (`u32::MAX`: none), for callers that
+    /// cache decoded names.
+    pub function_id: u32,
     /// Line; 0 when unknown.
     pub line: u32,
     /// Column, when the blob stores columns and it is known (nonzero).
@@ -61,8 +120,19 @@ pub struct SourceFrame<'a> {
 }
 
 /// Reads an unsigned LEB128 value of up to 64 bits at `*at` and advances.
-#[inline]
+#[inline(always)]
 fn uleb(b: &[u8], at: &mut usize) -> Option<u64> {
+    // Most values are below 128: one byte.
+    let first = *b.get(*at)?;
+    if first < 0x80 {
+        *at += 1;
+        return Some(u64::from(first));
+    }
+    uleb_long(b, at)
+}
+
+#[inline(never)]
+fn uleb_long(b: &[u8], at: &mut usize) -> Option<u64> {
     let mut v = 0u64;
     let mut shift = 0;
     loop {
@@ -120,7 +190,10 @@ impl<'a> LineTable<'a> {
                 return Err(bad(at + 32 + i, "field wider than 32 bits"));
             }
         }
-        let mut parts = [&sec[..0]; 6];
+        if u32_at(sec, 68) != 0 {
+            return Err(bad(at + 68, "nonzero reserved bytes"));
+        }
+        let mut parts = [&sec[..0]; 7];
         let mut off = LINES_HEADER;
         for (i, p) in parts.iter_mut().enumerate() {
             let len = n(40 + 4 * i);
@@ -145,6 +218,7 @@ impl<'a> LineTable<'a> {
             && bits(nnodes, node_w as u32) == Some(parts[2].len())
             && bits(nfiles, 2 * w[1]) == Some(parts[3].len())
             && nstrings.checked_add(1).and_then(|s| bits(s, w[5])) == Some(parts[4].len())
+            && (parts[5].len() as u64) < 1u64 << w[5]
             && (nnodes as u64) <= 1u64 << w[0]
             && (nstrings as u64) <= 1u64 << w[1]
             && (nfiles as u64) <= 1u64 << w[2];
@@ -159,12 +233,14 @@ impl<'a> LineTable<'a> {
             nstrings,
             base: u64_at(sec, 24),
             w,
+            node_w: node_w as u64,
             blocks: parts[0],
             rows: parts[1],
             nodes: parts[2],
             files: parts[3],
             offsets: parts[4],
-            bytes: parts[5],
+            codes: parts[5],
+            tokens: Tokens::parse(parts[6]).map_err(|(o, what)| bad(at + o, what))?,
         })
     }
 
@@ -221,6 +297,8 @@ impl<'a> LineTable<'a> {
             return r.address > addr;
         }
         f(&r);
+        let mut recent = RecentStates::default();
+        recent.touch(r.node, r.file, r.line);
         for _ in 1..count {
             let Some(op) = s.get(at).copied() else {
                 return false;
@@ -232,20 +310,37 @@ impl<'a> LineTable<'a> {
             } else {
                 let mut step = || -> Option<SourceRow> {
                     let mut n = r;
-                    if op & 0x7C != 0 {
-                        return None;
-                    }
+                    let recall = match op {
+                        0x80..=0xBF => Some((usize::from(op >> 3 & 7), i64::from(op & 7) - 2)),
+                        0xC8..=0xCF => Some((usize::from(op & 7), 0)),
+                        0xC0..=0xC3 => None,
+                        _ => return None,
+                    };
                     n.address = n.address.checked_add(uleb(s, &mut at)?)?;
-                    n.line = (i64::from(n.line) + unzig(uleb(s, &mut at)?))
-                        .try_into()
-                        .ok()?;
-                    if op & 1 != 0 {
-                        n.file = u32::try_from(uleb(s, &mut at)?).ok()?;
-                    }
-                    if op & 2 != 0 {
-                        n.node = (i64::from(n.node) + unzig(uleb(s, &mut at)?))
-                            .try_into()
-                            .ok()?;
+                    match recall {
+                        Some((j, small)) => {
+                            let (node, file, line) = recent.get(j)?;
+                            let d = if op >= 0xC8 {
+                                unzig(uleb(s, &mut at)?)
+                            } else {
+                                small
+                            };
+                            (n.node, n.file) = (node, file);
+                            n.line = (i64::from(line) + d).try_into().ok()?;
+                        }
+                        None => {
+                            n.line = (i64::from(n.line) + unzig(uleb(s, &mut at)?))
+                                .try_into()
+                                .ok()?;
+                            if op & 1 != 0 {
+                                n.file = u32::try_from(uleb(s, &mut at)?).ok()?;
+                            }
+                            if op & 2 != 0 {
+                                n.node = (i64::from(n.node) + unzig(uleb(s, &mut at)?))
+                                    .try_into()
+                                    .ok()?;
+                            }
+                        }
                     }
                     Some(n)
                 };
@@ -263,6 +358,7 @@ impl<'a> LineTable<'a> {
             if r.address > addr {
                 return true;
             }
+            recent.touch(r.node, r.file, r.line);
             f(&r);
         }
         true
@@ -288,7 +384,7 @@ impl<'a> LineTable<'a> {
     }
 
     /// String `id` (function names, directories, base names).
-    pub fn string(&self, id: u32) -> Option<&'a [u8]> {
+    pub fn string(&self, id: u32) -> Option<CodedStr<'a>> {
         let id = id as usize;
         if id >= self.nstrings {
             return None;
@@ -296,11 +392,14 @@ impl<'a> LineTable<'a> {
         let w = u64::from(self.w[5]);
         let a = get_bits(self.offsets, id as u64 * w, self.w[5]) as usize;
         let b = get_bits(self.offsets, (id as u64 + 1) * w, self.w[5]) as usize;
-        self.bytes.get(a..b)
+        Some(CodedStr {
+            codes: self.codes.get(a..b)?,
+            tokens: Some(self.tokens),
+        })
     }
 
     /// File `id` as (directory, base name); `None` for 0 or past the table.
-    pub fn file(&self, id: u32) -> Option<(&'a [u8], &'a [u8])> {
+    pub fn file(&self, id: u32) -> Option<(CodedStr<'a>, CodedStr<'a>)> {
         if id == 0 || id as usize >= self.nfiles {
             return None;
         }
@@ -313,8 +412,7 @@ impl<'a> LineTable<'a> {
 
     /// Node `id`'s fields: (parent, name id, call file, call line, call column).
     fn node(&self, id: u32) -> [u32; 5] {
-        let width: u64 = self.w[..5].iter().map(|&w| u64::from(w)).sum();
-        let mut pos = u64::from(id) * width;
+        let mut pos = u64::from(id) * self.node_w;
         let mut out = [0u32; 5];
         for (o, &w) in out.iter_mut().zip(&self.w[..5]) {
             *o = get_bits(self.nodes, pos, w) as u32;
@@ -405,12 +503,20 @@ impl<'a> Iterator for Frames<'a> {
             return None;
         }
         let t = &self.table;
-        let (dir, file) = t.file(self.file).unwrap_or((&[], &[]));
+        let (dir, file) = t
+            .file(self.file)
+            .unwrap_or((CodedStr::EMPTY, CodedStr::EMPTY));
         let column = (t.columns && self.column != 0).then_some(self.column);
         let mut frame = SourceFrame {
-            function: &[],
+            function: CodedStr::EMPTY,
             dir,
             file,
+            file_id: if self.file as usize >= t.nfiles {
+                0
+            } else {
+                self.file
+            },
+            function_id: u32::MAX,
             line: self.line,
             column,
             inlined: false,
@@ -421,7 +527,9 @@ impl<'a> Iterator for Frames<'a> {
             return Some(frame);
         }
         let [parent, name, cf, cl, cc] = t.node(self.node);
-        frame.function = t.string(name).unwrap_or(&[]);
+        if let Some(s) = t.string(name) {
+            (frame.function, frame.function_id) = (s, name);
+        }
         // A parent at or after its child is a forged blob: stop there.
         if parent == 0 || parent >= self.node {
             self.done = true;

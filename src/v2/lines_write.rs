@@ -127,9 +127,8 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
     // Rows, in blocks of LINE_BLOCK.
     let mut blocks = Vec::new();
     let mut stream = Vec::new();
-    for (b, chunk) in t.rows.chunks(LINE_BLOCK).enumerate() {
+    for chunk in t.rows.chunks(LINE_BLOCK) {
         let r0 = chunk[0];
-        let _ = b;
         blocks.extend_from_slice(&((r0.address - base) as u32).to_le_bytes());
         let at = u32::try_from(stream.len()).map_err(|_| too_large())?;
         blocks.extend_from_slice(&at.to_le_bytes());
@@ -139,20 +138,34 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
             uleb(&mut stream, u64::from(r0.column));
         }
         uleb(&mut stream, u64::from(r0.node));
+        let mut recent = RecentStates::default();
+        recent.touch(r0.node, r0.file, r0.line);
         let mut prev = r0;
         for &r in &chunk[1..] {
             let da = r.address - prev.address;
             let dl = i64::from(r.line) - i64::from(prev.line);
-            if r.file == prev.file
-                && r.node == prev.node
-                && (1..=16).contains(&da)
-                && (-2..=5).contains(&dl)
-            {
+            let small = |d: i64| (-2..=5).contains(&d);
+            if r.file == prev.file && r.node == prev.node && (1..=16).contains(&da) && small(dl) {
+                // advance: 0xxxxyyy
                 stream.push((((da - 1) << 3) as i64 | (dl + 2)) as u8);
+            } else if let Some(j) = recent.find(r.node, r.file) {
+                let (.., line) = recent.get(j).unwrap_or_default();
+                let d = i64::from(r.line) - i64::from(line);
+                if small(d) {
+                    // recall: 10jjjddd
+                    stream.push(0x80 | (j as u8) << 3 | (d + 2) as u8);
+                    uleb(&mut stream, da);
+                } else {
+                    // recall, far line: 11001jjj
+                    stream.push(0xC8 | j as u8);
+                    uleb(&mut stream, da);
+                    uleb(&mut stream, zigzag(d));
+                }
             } else {
+                // general: 110000nf
                 let f = u8::from(r.file != prev.file);
                 let n = u8::from(r.node != prev.node);
-                stream.push(0x80 | f | n << 1);
+                stream.push(0xC0 | f | n << 1);
                 uleb(&mut stream, da);
                 uleb(&mut stream, zigzag(dl));
                 if f == 1 {
@@ -168,6 +181,7 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
             if columns {
                 uleb(&mut stream, u64::from(r.column));
             }
+            recent.touch(r.node, r.file, r.line);
             prev = r;
         }
     }
@@ -203,15 +217,24 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
         files.push(u64::from(d), wn);
         files.push(u64::from(b), wn);
     }
-    let str_len: usize = t.strings.iter().map(Vec::len).sum();
-    let wo = width_of(str_len as u64);
-    let mut offs = Bits::default();
-    let mut at = 0u64;
-    for s in &t.strings {
-        offs.push(at, wo);
-        at += s.len() as u64;
+    // Strings: pair-coded as the names are (FORMAT.md §11.3), one table
+    // of their own.
+    if t.strings.iter().any(|s| s.contains(&NAME_END)) {
+        return Err(fail("a string holds byte 0"));
     }
-    offs.push(at, wo);
+    let codes = super::pairs::learn(t.strings.iter().map(|s| &s[..]));
+    let mut coded = Vec::with_capacity(codes.encoded.len());
+    let mut starts = Vec::with_capacity(ns + 1);
+    for piece in codes.encoded.split(|&b| b == NAME_END).take(ns) {
+        starts.push(coded.len() as u64);
+        coded.extend_from_slice(piece);
+    }
+    starts.push(coded.len() as u64);
+    let wo = width_of(coded.len() as u64);
+    let mut offs = Bits::default();
+    for &o in &starts {
+        offs.push(o, wo);
+    }
 
     let parts = [
         blocks,
@@ -219,7 +242,8 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
         nodes.bytes(),
         files.bytes(),
         offs.bytes(),
-        t.strings.concat(),
+        coded,
+        super::write::token_table(&codes.expansions),
     ];
     let mut sec = vec![0u8; LINES_HEADER];
     let put32 = |sec: &mut Vec<u8>, at: usize, v: usize| -> Result<(), PackError> {

@@ -20,6 +20,28 @@ pub struct Tokens<'a> {
 }
 
 impl<'a> Tokens<'a> {
+    /// Checks a token table's shape (257 ascending u16 offsets from 0 to
+    /// the end of the expansions, FORMAT.md §11.3) and returns a view.
+    ///
+    /// Errors: the byte offset inside `tok` and what is wrong.
+    pub fn parse(tok: &'a [u8]) -> Result<Self, (usize, &'static str)> {
+        if tok.len() < TOKENS_FIXED
+            || u16_at(tok, 0) != 0
+            || u16_at(tok, 512) as usize != tok.len() - TOKENS_FIXED
+        {
+            return Err((0, "offsets do not start at 0 and end at the table's end"));
+        }
+        for c in 0..256 {
+            if u16_at(tok, 2 * c) > u16_at(tok, 2 * c + 2) {
+                return Err((2 * c, "offsets not ascending"));
+            }
+        }
+        Ok(Tokens {
+            offsets: &tok[..TOKENS_FIXED],
+            bytes: &tok[TOKENS_FIXED..],
+        })
+    }
+
     /// The expansion of code `c`; empty for a damaged table.
     #[inline]
     pub fn expand(&self, c: u8) -> &'a [u8] {
@@ -549,29 +571,8 @@ impl<'a> KallsymsV2<'a> {
         }
 
         let tok = sec(SectionId::Tokens);
-        if tok.len() < TOKENS_FIXED
-            || u16_at(tok, 0) != 0
-            || u16_at(tok, 512) as usize != tok.len() - TOKENS_FIXED
-        {
-            return Err(bad(
-                at(SectionId::Tokens),
-                SectionId::Tokens,
-                "offsets do not start at 0 and end at the table's end",
-            ));
-        }
-        for c in 0..256 {
-            if u16_at(tok, 2 * c) > u16_at(tok, 2 * c + 2) {
-                return Err(bad(
-                    at(SectionId::Tokens) + 2 * c,
-                    SectionId::Tokens,
-                    "offsets not ascending",
-                ));
-            }
-        }
-        let tokens = Tokens {
-            offsets: &tok[..TOKENS_FIXED],
-            bytes: &tok[TOKENS_FIXED..],
-        };
+        let tokens = Tokens::parse(tok)
+            .map_err(|(o, what)| bad(at(SectionId::Tokens) + o, SectionId::Tokens, what))?;
 
         let meta_b = sec(SectionId::Meta);
         let rel_len = u16_at(meta_b, 36) as usize;

@@ -334,17 +334,7 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
         }));
     }
     sections.push((SectionId::Names, names));
-    let mut tokens = Vec::with_capacity(TOKENS_FIXED + 4096);
-    let mut off = 0u16;
-    for c in 0..=256usize {
-        tokens.extend_from_slice(&off.to_le_bytes());
-        if c < 256 {
-            off += codes.expansions[c].len() as u16;
-        }
-    }
-    for e in &codes.expansions {
-        tokens.extend_from_slice(e);
-    }
+    let tokens = token_table(&codes.expansions);
     sections.push((SectionId::Tokens, tokens));
 
     // Modules: names, then runs of stored rows sharing one (id 0: none).
@@ -435,6 +425,23 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
         pair_codes: codes.pair_codes,
         raw_name_bytes: (0..m).map(|j| stored.name(j).len()).sum(),
     })
+}
+
+/// A token table's bytes (FORMAT.md §11.3): 257 u16 offsets, then the
+/// expansions of codes 0 to 255.
+pub(crate) fn token_table(expansions: &[Vec<u8>]) -> Vec<u8> {
+    let mut tokens = Vec::with_capacity(TOKENS_FIXED + 4096);
+    let mut off = 0u16;
+    for c in 0..=256usize {
+        tokens.extend_from_slice(&off.to_le_bytes());
+        if c < 256 {
+            off += expansions[c].len() as u16;
+        }
+    }
+    for e in expansions {
+        tokens.extend_from_slice(e);
+    }
+    tokens
 }
 
 /// Recomputes every CRC32C of a v2 blob in place (the directory's section
