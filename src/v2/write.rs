@@ -432,11 +432,10 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
 pub(crate) fn token_table(expansions: &[Vec<u8>]) -> Vec<u8> {
     let mut tokens = Vec::with_capacity(TOKENS_FIXED + 4096);
     let mut off = 0u16;
-    for c in 0..=256usize {
+    tokens.extend_from_slice(&off.to_le_bytes());
+    for e in expansions.iter().take(256) {
+        off += e.len() as u16;
         tokens.extend_from_slice(&off.to_le_bytes());
-        if c < 256 {
-            off += expansions[c].len() as u16;
-        }
     }
     for e in expansions {
         tokens.extend_from_slice(e);
