@@ -47,9 +47,10 @@ def llvm(vmlinux, addrs, flags):
     for line in p.stdout.splitlines():
         o = json.loads(line)
         fr = [(s["FunctionName"], s["FileName"], s["Line"]) for s in o["Symbol"]]
-        # No line information: llvm prints one frame without file and line
-        # (the symbol table's name); ksym's JSON gives an empty list.
-        if all(f[1] in ("", "??") and f[2] == 0 for f in fr):
+        # No line information: llvm prints one frame at line 0, its name
+        # and file from the symbol table (STT_FUNC, and STT_FILE: a base
+        # name or nothing); ksym's JSON gives an empty list.
+        if len(fr) == 1 and fr[0][2] == 0 and "/" not in fr[0][1]:
             fr = []
         res.append(fr)
     return res

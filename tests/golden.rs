@@ -1,7 +1,8 @@
 //! Golden files for each line kind ksym-resolve understands: tests/golden/
 //! NAME.in through `ksym-resolve ARGS` must give NAME.out byte for byte. The
 //! blob is packed from the real kallsyms sample; the perf inputs are cut from
-//! real captures (tests/data). `KSYM_BLESS=1 cargo test --test golden`
+//! real captures (tests/data); the `lines-*` cases use a blob with source
+//! lines packed from a committed test program. `KSYM_BLESS=1 cargo test --test golden`
 //! rewrites the .out files (review the diff before committing).
 
 mod common;
@@ -58,6 +59,48 @@ fn golden_files() {
         let mut args: Vec<String> = extra.into_iter().map(String::from).collect();
         args.extend(["--kallsyms".into(), ktext.to_str().unwrap().into()]);
         cases.push((name.into(), "modules.in".into(), args));
+    }
+
+    // Source lines: a blob with a `lines` section from the committed test
+    // program (tests/data/lines/inl.c built with `cc -O2 -g
+    // -fdebug-prefix-map=…=/build/ksym`), so these outputs do not depend on
+    // the compiler of the machine running the tests.
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lines");
+    let lblob = dir.join("inl.v2");
+    run_ok(
+        "ksym-pack",
+        &[
+            "--format",
+            "v2",
+            "--lines",
+            data.join("inl.elf").to_str().unwrap(),
+            "-o",
+            lblob.to_str().unwrap(),
+            data.join("inl.elf.syms").to_str().unwrap(),
+        ],
+        b"",
+    );
+    let lb = lblob.to_str().unwrap();
+    for (name, input, a) in [
+        ("lines-bare", "lines-bare.in", &[][..]),
+        (
+            "lines-bare-strip",
+            "lines-bare.in",
+            &["--strip-prefix", "/build/ksym"][..],
+        ),
+        ("lines-json", "lines-bare.in", &["--json"][..]),
+        (
+            "lines-oops",
+            "lines-oops.in",
+            &["--strip-prefix", "/build/ksym/"][..],
+        ),
+        ("lines-oops-full-paths", "lines-oops.in", &[][..]),
+        ("lines-perf", "lines-perf.in", &[][..]),
+        ("lines-perf-inline", "lines-perf.in", &["--inline"][..]),
+    ] {
+        let mut args: Vec<String> = a.iter().map(|s| s.to_string()).collect();
+        args.push(lb.into());
+        cases.push((name.into(), input.into(), args));
     }
 
     let mut failed = Vec::new();

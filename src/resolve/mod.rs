@@ -245,7 +245,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         if let Some(row) = lines.find(s.address) {
             for f in lines.frames(&row) {
                 emit::push_path(&mut code, &f);
-                code.push(b' ');
+                code.extend_from_slice(format!(":{} ", f.line).as_bytes());
             }
         }
         match bstr::ByteSlice::rfind(&code[..], b"/init/main.c:") {
@@ -358,7 +358,11 @@ impl<'m, 'a> Resolver<'m, 'a> {
         if let Some(lines) = &self.lines {
             for (r, (_, plan)) in rows.iter_mut().zip(&batch.plans) {
                 if let Some(addr) = plan.addr().filter(|_| plan.wants_lines(self.opts.inline)) {
-                    *r = lines.find(addr.wrapping_sub(self.opts.slide));
+                    // A row without a file is "no line information" (llvm
+                    // would print `??:0`): no frames.
+                    *r = lines
+                        .find(addr.wrapping_sub(self.opts.slide))
+                        .filter(|r| r.file != 0);
                 }
             }
         }
