@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(reader reader_v2 nm_line roundtrip resolve_stream)
+[ ${#targets[@]} -gt 0 ] || targets=(reader reader_v2 lines nm_line roundtrip resolve_stream)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 for t in "${targets[@]}"; do
     mkdir -p "fuzz/corpus/$t"

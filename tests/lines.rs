@@ -444,3 +444,32 @@ fn every_byte_of_a_lines_section_forged_past_its_crc_is_handled() {
     }
     assert!(refused > 0);
 }
+
+#[test]
+fn inputs_that_crashed_the_lines_fuzzer_are_handled() {
+    // fuzz/fuzz_targets/lines.rs's checks on the inputs it once crashed on
+    // (kept here: `cargo fuzz cmin` may drop them from the corpus).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz-lines");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let data = std::fs::read(e.unwrap().path()).unwrap();
+        n += 1;
+        let Ok(t) = ksym::v2::lines::LineTable::parse(&data, 0) else {
+            continue;
+        };
+        let _ = t.verify();
+        let (lo, hi) = t.span();
+        let step = (hi.saturating_sub(lo) / 512).max(1);
+        let mut a = lo.saturating_sub(2);
+        while a <= hi.saturating_add(2) {
+            if let Some(r) = t.find(a) {
+                assert!(t.frames(&r).count() <= t.nodes() + 1);
+            }
+            match a.checked_add(step) {
+                Some(x) => a = x,
+                None => break,
+            }
+        }
+    }
+    assert!(n > 0);
+}

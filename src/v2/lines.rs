@@ -269,7 +269,9 @@ impl<'a> LineTable<'a> {
     }
 
     fn block_start(&self, b: usize) -> u64 {
-        self.base + u64::from(u32_at(self.blocks, 8 * b))
+        // Wrapping: a forged base near 2^64 gives wrong rows, not a panic.
+        self.base
+            .wrapping_add(u64::from(u32_at(self.blocks, 8 * b)))
     }
 
     /// Decodes block `b`'s rows in order, calling `f` on each whose address

@@ -1,0 +1,38 @@
+//! Arbitrary bytes as a v2 `lines` section (FORMAT.md §15): parse must
+//! refuse or accept without panic; on an accepted section every lookup
+//! around the table's span, every frame walk and verify() must stay in
+//! bounds and end; when verify() passes, found rows must ascend with the
+//! address and lie at or below it.
+#![no_main]
+
+use ksym::v2::lines::LineTable;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(t) = LineTable::parse(data, 0) else { return };
+    let sound = t.verify().is_ok();
+    let (lo, hi) = t.span();
+    let step = (hi.saturating_sub(lo) / 512).max(1);
+    let mut prev = None;
+    let mut a = lo.saturating_sub(2);
+    let mut frames = 0usize;
+    while a <= hi.saturating_add(2) {
+        if let Some(r) = t.find(a) {
+            if sound {
+                assert!(r.address <= a);
+                assert!(prev.is_none_or(|p| p <= r.address));
+                prev = Some(r.address);
+            }
+            for f in t.frames(&r) {
+                frames += 1;
+                let _ = f.function.runs().map(<[u8]>::len).sum::<usize>();
+                let _ = f.dir.is_empty() || f.file.is_empty();
+            }
+            assert!(frames <= 1 << 24);
+        }
+        match a.checked_add(step) {
+            Some(n) => a = n,
+            None => break,
+        }
+    }
+});
