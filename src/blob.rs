@@ -223,6 +223,16 @@ pub fn describe(k: &Kallsyms<'_>) -> std::string::String {
                 total,
                 total as f64 / v.len().max(1) as f64
             );
+            if let Some(l) = v.lines() {
+                let (lo, hi) = l.span();
+                let _ = write!(
+                    s,
+                    "; source lines {lo:#x}..{hi:#x}: {} rows, {} inline-tree nodes{}",
+                    l.rows(),
+                    l.nodes() - 1,
+                    if l.has_columns() { ", columns" } else { "" }
+                );
+            }
             let meta = v.meta();
             if !meta.release.is_empty() {
                 let _ = write!(

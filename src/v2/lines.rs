@@ -200,7 +200,14 @@ impl<'a> LineTable<'a> {
             *p = sec
                 .get(off..off.saturating_add(len))
                 .ok_or(bad(at + 40 + 4 * i, "part longer than the section"))?;
-            off = (off + len).div_ceil(8) * 8;
+            let end = off + len;
+            off = end.div_ceil(8) * 8;
+            if sec
+                .get(end..off)
+                .is_some_and(|pad| pad.iter().any(|&b| b != 0))
+            {
+                return Err(bad(at + end, "nonzero padding after a part"));
+            }
         }
         if off != sec.len() {
             return Err(bad(at, "parts do not fill the section"));
