@@ -34,8 +34,10 @@ impl AddressIndex {
         }
     }
 
-    /// Builds the index over `n` ascending addresses given by `address`.
-    fn over(n: usize, address: impl Fn(usize) -> u64) -> Self {
+    /// Builds the index over `n` ascending addresses given by `address`
+    /// (also the row blocks of a `lines` section, for
+    /// [`crate::v2::lines::LineTable::find_in`]).
+    pub fn over(n: usize, address: impl Fn(usize) -> u64) -> Self {
         let map_address = address;
         if n == 0 {
             return AddressIndex {

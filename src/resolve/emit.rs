@@ -5,13 +5,15 @@ use super::kinds::{Stacktrace, find, is_blank};
 use super::*;
 use crate::v2::lines::SourceFrame;
 
-/// Appends `frame`'s path, `dir/file`.
-pub(super) fn push_path(out: &mut Vec<u8>, frame: &SourceFrame<'_>) {
-    if !frame.dir.is_empty() {
-        frame.dir.extend_into(out);
-        out.push(b'/');
+/// Appends `frame`'s path, `dir/file` (nothing without a file).
+pub(super) fn push_path(out: &mut Vec<u8>, lines: &LineTable<'_>, frame: &SourceFrame) {
+    if let Some((dir, base)) = lines.file(frame.file) {
+        if !dir.is_empty() {
+            dir.extend_into(out);
+            out.push(b'/');
+        }
+        base.extend_into(out);
     }
-    frame.file.extend_into(out);
 }
 
 /// Appends `path` less `prefix` and the `/` after it.
@@ -148,14 +150,16 @@ impl<'a> Resolver<'_, 'a> {
     /// Appends a frame's function as the blob stores it (FORMAT.md §15.3:
     /// inlined frames by their DWARF name, the outermost as llvm-symbolizer
     /// names it from the symbol table), `??` when unknown.
-    fn push_function(&mut self, out: &mut Vec<u8>, f: &SourceFrame<'_>) {
-        if f.function.is_empty() {
+    fn push_function(&mut self, out: &mut Vec<u8>, f: &SourceFrame) {
+        let Some(lines) = self.lines else { return };
+        let name = match lines.string(f.function) {
+            Some(s) => self.functions.get(f.function, |a| s.extend_into(a)),
+            None => &[],
+        };
+        if name.is_empty() {
             out.extend_from_slice(b"??");
         } else {
-            out.extend_from_slice(
-                self.functions
-                    .get(f.function_id, |a| f.function.extend_into(a)),
-            );
+            out.extend_from_slice(name);
         }
     }
 
@@ -164,11 +168,12 @@ impl<'a> Resolver<'_, 'a> {
     fn push_file(
         &mut self,
         out: &mut Vec<u8>,
-        f: &SourceFrame<'_>,
+        f: &SourceFrame,
         prefix: Prefix,
         unknown_as_qq: bool,
     ) {
-        if f.file_id == 0 {
+        let Some(lines) = self.lines else { return };
+        if f.file == 0 {
             if unknown_as_qq {
                 out.extend_from_slice(b"??");
             }
@@ -178,7 +183,7 @@ impl<'a> Resolver<'_, 'a> {
             Prefix::User => self.opts.strip_prefix.as_deref().unwrap_or_default(),
             Prefix::Oops => &self.oops_prefix,
         };
-        let path = self.paths.get(f.file_id, |a| push_path(a, f));
+        let path = self.paths.get(f.file, |a| push_path(a, &lines, f));
         push_stripped(out, path, prefix);
     }
 
@@ -317,8 +322,8 @@ impl<'a> Resolver<'_, 'a> {
                 self.scratch.clear();
                 let mut name = std::mem::take(&mut self.scratch);
                 // "" when unknown, as llvm-symbolizer's JSON has it.
-                if !f.function.is_empty() {
-                    self.push_function(&mut name, &f);
+                if let Some(s) = lines.string(f.function).filter(|s| !s.is_empty()) {
+                    name.extend_from_slice(self.functions.get(f.function, |a| s.extend_into(a)));
                 }
                 let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
                 name.clear();

@@ -107,10 +107,12 @@ pub struct Resolver<'m, 'a> {
     names: NameCache,
     /// The blob's source lines and inline frames, when it has them.
     lines: Option<LineTable<'a>>,
+    /// Narrows the search of `lines`' row blocks.
+    line_index: Option<AddressIndex>,
     /// The prefix oops lines strip from paths (decode_stacktrace.sh's base path).
     oops_prefix: Vec<u8>,
     /// An address's frames, reused.
-    frames: Vec<crate::v2::lines::SourceFrame<'a>>,
+    frames: Vec<crate::v2::lines::SourceFrame>,
     /// Source paths (`dir/file`) decoded once, by file id.
     paths: DecodedCache,
     /// Function names of frames decoded once, by string id.
@@ -223,6 +225,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             scratch: Vec::with_capacity(256),
             names: NameCache::default(),
             lines,
+            line_index: lines.map(|l| AddressIndex::over(l.blocks(), |b| l.block_address(b))),
             oops_prefix: Vec::new(),
             frames: Vec::new(),
             paths: DecodedCache::default(),
@@ -244,7 +247,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         let mut code = Vec::new();
         if let Some(row) = lines.find(s.address) {
             for f in lines.frames(&row) {
-                emit::push_path(&mut code, &f);
+                emit::push_path(&mut code, lines, &f);
                 code.extend_from_slice(format!(":{} ", f.line).as_bytes());
             }
         }
@@ -356,12 +359,30 @@ impl<'m, 'a> Resolver<'m, 'a> {
         std::hint::black_box(touch);
         let mut rows: [Option<SourceRow>; BATCH] = [None; BATCH];
         if let Some(lines) = &self.lines {
-            for (r, (_, plan)) in rows.iter_mut().zip(&batch.plans) {
+            // The same phases for the line table: find each block, touch
+            // its rows, then decode.
+            let mut blocks = [usize::MAX; BATCH];
+            for (b, (_, plan)) in blocks.iter_mut().zip(&batch.plans) {
                 if let Some(addr) = plan.addr().filter(|_| plan.wants_lines(self.opts.inline)) {
+                    let a = addr.wrapping_sub(self.opts.slide);
+                    let window = self
+                        .line_index
+                        .as_ref()
+                        .map_or(0..usize::MAX, |i| i.window(a));
+                    *b = lines.block_of(a, window).unwrap_or(usize::MAX);
+                }
+            }
+            let mut t = 0u8;
+            for &b in blocks[..n].iter().filter(|&&b| b != usize::MAX) {
+                t ^= lines.touch_block(b);
+            }
+            std::hint::black_box(t);
+            for ((r, &b), (_, plan)) in rows.iter_mut().zip(&blocks).zip(&batch.plans) {
+                if let (Some(addr), true) = (plan.addr(), b != usize::MAX) {
                     // A row without a file is "no line information" (llvm
                     // would print `??:0`): no frames.
                     *r = lines
-                        .find(addr.wrapping_sub(self.opts.slide))
+                        .find_in_block(b, addr.wrapping_sub(self.opts.slide))
                         .filter(|r| r.file != 0);
                 }
             }

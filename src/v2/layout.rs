@@ -158,12 +158,19 @@ impl RecentStates {
     /// recent falls off when full.
     #[inline]
     pub fn touch(&mut self, node: u32, file: u32, line: u32) {
-        let at = self.find(node, file).unwrap_or(if self.n < LINE_RECENT {
-            self.n += 1;
-            self.n - 1
-        } else {
-            LINE_RECENT - 1
-        });
+        // Most rows stay in the most recent state.
+        if self.n > 0 && self.e[0].0 == node && self.e[0].1 == file {
+            self.e[0].2 = line;
+            return;
+        }
+        let at = match self.find(node, file) {
+            Some(at) => at,
+            None if self.n < LINE_RECENT => {
+                self.n += 1;
+                self.n - 1
+            }
+            None => LINE_RECENT - 1,
+        };
         self.e.copy_within(0..at, 1);
         self.e[0] = (node, file, line);
     }

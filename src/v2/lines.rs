@@ -93,23 +93,18 @@ pub struct SourceRow {
     pub node: u32,
 }
 
-/// One frame of an address's inline chain.
-#[derive(Debug, Clone, Copy)]
-pub struct SourceFrame<'a> {
-    /// The function's name: DWARF's for inlined frames, the symbol table's
-    /// for the outermost (FORMAT.md §15.3); empty when unknown.
-    pub function: CodedStr<'a>,
-    /// The file's directory (the compilation directory joined in), may be
-    /// empty; the path is `dir/file`.
-    pub dir: CodedStr<'a>,
-    /// The file's base name; empty when unknown.
-    pub file: CodedStr<'a>,
-    /// The file's id in the section (0: none), for callers that cache
-    /// decoded paths.
-    pub file_id: u32,
-    /// The function name's string id (`u32::MAX`: none), for callers that
-    /// cache decoded names.
-    pub function_id: u32,
+/// One frame of an address's inline chain. Names and paths are ids into
+/// the section's tables, decoded on demand with [`LineTable::string`] and
+/// [`LineTable::file`] (a stream of lookups decodes each once and caches it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceFrame {
+    /// The function name's string id: DWARF's name for inlined frames, the
+    /// symbol table's for the outermost (FORMAT.md §15.3); `u32::MAX` when
+    /// there is none.
+    pub function: u32,
+    /// The file id (0: none); [`LineTable::file`] gives (directory, base
+    /// name), the path being `dir/base`.
+    pub file: u32,
     /// Line; 0 when unknown.
     pub line: u32,
     /// Column, when the blob stores columns and it is known (nonzero).
@@ -378,11 +373,55 @@ impl<'a> LineTable<'a> {
     /// sequences). `addr` is unslid. Time: a binary search over blocks and
     /// at most [`LINE_BLOCK`] rows decoded.
     pub fn find(&self, addr: u64) -> Option<SourceRow> {
+        self.find_in(addr, 0..self.blocks())
+    }
+
+    /// Row blocks (FORMAT.md §15.1), the unit of [`LineTable::find_in`]'s window.
+    pub fn blocks(&self) -> usize {
+        self.nrows.div_ceil(LINE_BLOCK)
+    }
+
+    /// The first address of block `b`.
+    pub fn block_address(&self, b: usize) -> u64 {
+        self.block_start(b)
+    }
+
+    /// [`LineTable::find`] when the number of blocks starting at or below
+    /// `addr` is known to lie in `window` (an index over
+    /// [`LineTable::block_address`] narrows it; a wrong window gives a
+    /// wrong row, never a fault).
+    pub fn find_in(&self, addr: u64, window: core::ops::Range<usize>) -> Option<SourceRow> {
+        self.find_in_block(self.block_of(addr, window)?, addr)
+    }
+
+    /// The block holding `addr`'s row (the last block starting at or below
+    /// it), searched within `window` as [`LineTable::find_in`] does; `None`
+    /// below the table. With [`LineTable::touch_block`] and
+    /// [`LineTable::find_in_block`] a caller splits a batch of lookups in
+    /// phases whose memory reads overlap.
+    #[inline]
+    pub fn block_of(&self, addr: u64, window: core::ops::Range<usize>) -> Option<usize> {
         if addr < self.base {
             return None;
         }
-        let nb = self.nrows.div_ceil(LINE_BLOCK);
-        let b = partition_point(nb, |b| self.block_start(b) <= addr).checked_sub(1)?;
+        let nb = self.blocks();
+        let lo = window.start.min(nb);
+        let hi = window.end.min(nb).max(lo);
+        (lo + partition_point(hi - lo, |k| self.block_start(lo + k) <= addr)).checked_sub(1)
+    }
+
+    /// Reads the first byte of block `b`'s rows (to bring it into cache).
+    #[inline]
+    pub fn touch_block(&self, b: usize) -> u8 {
+        let at = u32_at(self.blocks, 8 * b + 4) as usize;
+        self.rows.get(at).copied().unwrap_or(0)
+    }
+
+    /// `addr`'s row, decoded from block `b` ([`LineTable::block_of`]).
+    pub fn find_in_block(&self, b: usize, addr: u64) -> Option<SourceRow> {
+        if b >= self.blocks() {
+            return None;
+        }
         let mut hit = None;
         if !self.decode_block(b, addr, |r| hit = Some(*r)) {
             return None;
@@ -504,30 +543,23 @@ pub struct Frames<'a> {
     steps: usize,
 }
 
-impl<'a> Iterator for Frames<'a> {
-    type Item = SourceFrame<'a>;
+impl Iterator for Frames<'_> {
+    type Item = SourceFrame;
 
-    fn next(&mut self) -> Option<SourceFrame<'a>> {
+    fn next(&mut self) -> Option<SourceFrame> {
         if self.done {
             return None;
         }
         let t = &self.table;
-        let (dir, file) = t
-            .file(self.file)
-            .unwrap_or((CodedStr::EMPTY, CodedStr::EMPTY));
-        let column = (t.columns && self.column != 0).then_some(self.column);
         let mut frame = SourceFrame {
-            function: CodedStr::EMPTY,
-            dir,
-            file,
-            file_id: if self.file as usize >= t.nfiles {
-                0
-            } else {
+            function: u32::MAX,
+            file: if (self.file as usize) < t.nfiles {
                 self.file
+            } else {
+                0
             },
-            function_id: u32::MAX,
             line: self.line,
-            column,
+            column: (t.columns && self.column != 0).then_some(self.column),
             inlined: false,
         };
         self.steps += 1;
@@ -536,8 +568,8 @@ impl<'a> Iterator for Frames<'a> {
             return Some(frame);
         }
         let [parent, name, cf, cl, cc] = t.node(self.node);
-        if let Some(s) = t.string(name) {
-            (frame.function, frame.function_id) = (s, name);
+        if (name as usize) < t.nstrings {
+            frame.function = name;
         }
         // A parent at or after its child is a forged blob: stop there.
         if parent == 0 || parent >= self.node {
