@@ -270,3 +270,123 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
     u32::try_from(sec.len()).map_err(|_| too_large())?;
     Ok(sec)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::v2::lines::LineTable;
+    use proptest::prelude::*;
+
+    /// A table from generated steps: (address delta, file, line, column,
+    /// node), with a tree of `nodes` nodes whose parents come first.
+    fn table(steps: &[(u64, u32, u32, u32, u32)], nodes: usize) -> SourceTable {
+        let strings: Vec<Vec<u8>> = (0..20).map(|i| format!("fn_{i}").into_bytes()).collect();
+        let files = vec![(0, 0), (1, 2), (3, 4), (5, 6)];
+        let mut ns = vec![InlineNode::default()];
+        for i in 1..nodes {
+            ns.push(InlineNode {
+                parent: if i % 3 == 1 { 0 } else { (i / 2) as u32 },
+                name: (i % 20) as u32,
+                call_file: (i % 4) as u32,
+                call_line: (i * 7) as u32,
+                call_column: (i % 5) as u32,
+            });
+        }
+        let mut rows = Vec::new();
+        let mut a = 0xffff_ffff_8100_0000u64;
+        for &(d, f, l, c, n) in steps {
+            rows.push(LineRow {
+                address: a,
+                file: f % 4,
+                line: l,
+                column: c,
+                node: n % nodes as u32,
+            });
+            a += d;
+        }
+        rows.push(LineRow {
+            address: a,
+            ..LineRow::default()
+        });
+        SourceTable {
+            rows,
+            nodes: ns,
+            files,
+            strings,
+        }
+    }
+
+    fn step() -> impl Strategy<Value = (u64, u32, u32, u32, u32)> {
+        (
+            prop_oneof![1u64..17, 1u64..300, 1u64..100_000],
+            0u32..4,
+            prop_oneof![0u32..40, 0u32..100_000],
+            0u32..200,
+            prop_oneof![0u32..4, 0u32..1000],
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn every_address_finds_its_row(
+            steps in prop::collection::vec(step(), 1..300),
+            nodes in 1usize..1000,
+            columns in any::<bool>(),
+        ) {
+            let t = table(&steps, nodes);
+            let sec = encode_lines(&t, columns).unwrap();
+            let l = LineTable::parse(&sec, 0).unwrap();
+            l.verify().unwrap();
+            prop_assert_eq!(l.span(), (t.rows[0].address, t.rows.last().unwrap().address));
+            for (i, r) in t.rows.iter().enumerate() {
+                let end = t.rows.get(i + 1).map_or(r.address + 1, |n| n.address);
+                for a in [r.address, r.address + (end - r.address) / 2, end - 1] {
+                    let got = l.find(a);
+                    let empty = r.file == 0 && r.node == 0;
+                    prop_assert_eq!(got.is_none(), empty, "{:#x}", a);
+                    if let Some(g) = got {
+                        prop_assert_eq!(
+                            (g.address, g.file, g.line, g.node),
+                            (r.address, r.file, r.line, r.node)
+                        );
+                        prop_assert_eq!(g.column, if columns { r.column } else { 0 });
+                        // The chain walks the parents, call sites as stored.
+                        let frames: Vec<_> = l.frames(&g).collect();
+                        let mut n = r.node as usize;
+                        let mut want = vec![(r.file, r.line)];
+                        while n != 0 && t.nodes[n].parent != 0 {
+                            want.push((t.nodes[n].call_file, t.nodes[n].call_line));
+                            n = t.nodes[n].parent as usize;
+                        }
+                        let got: Vec<_> = frames.iter().map(|f| (f.file, f.line)).collect();
+                        prop_assert_eq!(got, want);
+                        prop_assert!(!frames.last().unwrap().inlined);
+                    }
+                }
+            }
+            prop_assert_eq!(l.find(t.rows[0].address - 1), None);
+            let s = l.string(3).unwrap();
+            prop_assert!(s.eq_bytes(b"fn_3"));
+        }
+    }
+
+    #[test]
+    fn tables_that_break_the_rules_are_refused() {
+        let t = table(&[(4, 1, 1, 0, 1), (4, 1, 2, 0, 1)], 3);
+        let mut bad = t.clone();
+        bad.rows.swap(0, 1);
+        assert!(encode_lines(&bad, false).is_err());
+        let mut bad = t.clone();
+        bad.nodes[2].parent = 2;
+        assert!(encode_lines(&bad, false).is_err());
+        let mut bad = t.clone();
+        bad.rows.last_mut().unwrap().file = 1;
+        assert!(encode_lines(&bad, false).is_err());
+        let mut bad = t.clone();
+        bad.rows.last_mut().unwrap().address = bad.rows[0].address + (1 << 33);
+        assert!(encode_lines(&bad, false).is_err());
+        let mut bad = t;
+        bad.strings[0].push(0);
+        assert!(encode_lines(&bad, false).is_err());
+    }
+}
