@@ -7,6 +7,10 @@
 #   scripts/bench.sh            (corpus files from ../shared/corpus, else tests/data samples)
 #   SCALE="1000000 3000000 10000000" scripts/bench.sh   (generated lists for the scaling table;
 #   SCALE= skips them)
+#   KSYM_VMLINUX=path/to/vmlinux scripts/bench.sh   (also source lines: ksym-pack --lines, sizes
+#   beside llvm-gsymutil, rates beside llvm-symbolizer, agreement with it);
+#   KSYM_VMLINUX=fetch downloads Debian's linux-image-6.1.0-56-amd64-dbg (858 MB) into
+#   target/bench first; LINES_ONLY=1 skips the symbol benchmarks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bins --examples
@@ -74,7 +78,7 @@ input() { # NAME -> decompressed path
 }
 
 
-for spec in "kallsyms-6.18-x86_64.txt:kallsyms-6.18-sample.txt.xz:perf-script-kallsyms-6.18.F-ip.txt" \
+[ -n "${LINES_ONLY:-}" ] || for spec in "kallsyms-6.18-x86_64.txt:kallsyms-6.18-sample.txt.xz:perf-script-kallsyms-6.18.F-ip.txt" \
             "System.map-6.1.0-56-amd64:System.map-6.1.0-56-sample.xz:"; do
     IFS=: read -r name sample capture <<< "$spec"
     src=$(input "$name" "$sample")
@@ -130,7 +134,7 @@ print('  %-9s v2: %.2f M addr/s, v2/v1 time %.2fx, RSS %d KiB' % ('$kind', 1/v, 
 done
 
 # Scaling: generated symbol lists (names reuse the kallsyms vocabulary).
-for n in ${SCALE-1000000 3000000}; do
+[ -n "${LINES_ONLY:-}" ] || for n in ${SCALE-1000000 3000000}; do
     python3 - "$W/kallsyms-6.18-x86_64.txt.filt" "$n" > "$W/gen.txt" <<'PY'
 import sys
 names = [l.rstrip("\n").split(" ", 2)[2] for l in open(sys.argv[1])]
@@ -145,3 +149,78 @@ PY
     sz=$(stat -c %s "$W/gen.bin")
     python3 -c "print('  n=%d: %.2f s, %.0f ns/symbol, peak RSS %.2fx the blob (%d bytes)' % ($n, $WALL, $WALL * 1e9 / $n, $RSS * 1024 / $sz, $sz))" >&2
 done
+
+# Source lines and inline frames (docs/FORMAT.md §15), on a vmlinux with DWARF.
+V=${KSYM_VMLINUX:-}
+if [ "$V" = fetch ]; then
+    V="$W/dbg/usr/lib/debug/boot/vmlinux-6.1.0-56-amd64"
+    if [ ! -f "$V" ]; then
+        mkdir -p "$W/dbg"
+        (cd "$W/dbg" && apt-get download linux-image-6.1.0-56-amd64-dbg &&
+            dpkg-deb --fsys-tarfile linux-image-6.1.0-56-amd64-dbg_*.deb |
+            tar -x ./usr/lib/debug/boot/vmlinux-6.1.0-56-amd64 && rm -f ./*.deb)
+    fi
+fi
+if [ -n "$V" ]; then
+    echo "== source lines: $V" >&2
+    nm -n "$V" | "$B/ksym-filter" > "$W/vmlinux.filt"
+    RUNS=${LINES_RUNS:-3} measure "ksym-pack --format v2 --lines" "$B/ksym-pack" --format v2 --lines "$V" -o "$W/vmlinux.lines.bin" "$W/vmlinux.filt" < /dev/null
+    lines_sz=$("$B/ksym-pack" --check "$W/vmlinux.lines.bin" | grep -o ' lines [0-9]*$' | awk '{print $2}')
+    LLVM_BIN=$(dirname "$(command -v llvm-symbolizer || echo /usr/lib/llvm-14/bin/x)")
+    GSYMUTIL=$(command -v llvm-gsymutil || ls /usr/lib/llvm-*/bin/llvm-gsymutil 2>/dev/null | tail -1 || true)
+    if [ -n "$GSYMUTIL" ]; then
+        RUNS=1 measure "llvm-gsymutil --convert" "$GSYMUTIL" --convert "$V" --out-file "$W/vmlinux.gsym" < /dev/null > /dev/null
+        gsym_sz=$(stat -c %s "$W/vmlinux.gsym")
+        python3 -c "print('  lines section %d bytes; llvm-gsymutil %d bytes: %.3fx' % ($lines_sz, $gsym_sz, $lines_sz / $gsym_sz))" >&2
+    else
+        echo "  lines section $lines_sz bytes (llvm-gsymutil not installed)" >&2
+    fi
+    # Streams: 1M uniform over .text; 1M realistic (the perf-mix capture's
+    # kernel frames, mapped by name+offset onto this vmlinux's symbols).
+    python3 - "$V" "$W/vmlinux.filt" "$CORPUS/perf-mix.script.txt.xz" "$W/lines" <<'PY'
+import lzma, os, random, re, subprocess, sys
+v, filt, cap, out = sys.argv[1:5]
+sec = subprocess.run(["readelf", "-SW", v], capture_output=True, text=True).stdout
+for l in sec.splitlines():
+    f = l.replace("[ ", "[").split()
+    if len(f) > 5 and f[1] == ".text":
+        lo, hi = int(f[3], 16), int(f[3], 16) + int(f[5], 16)
+rng = random.Random(1)
+rand = [rng.randrange(lo, hi) for _ in range(1_000_000)]
+rows = [l.split() for l in open(filt)]
+syms = {}
+for i, (a, t, n) in enumerate(rows):
+    if n not in syms and i + 1 < len(rows):
+        syms[n] = (int(a, 16), int(rows[i + 1][0], 16) - int(a, 16))
+real = []
+if os.path.exists(cap):
+    for l in lzma.open(cap, "rt"):
+        m = re.match(r"\s+[0-9a-f]+ (\S+)\+0x([0-9a-f]+) \(\[kernel.kallsyms\]\)", l)
+        if m and m.group(1) in syms and int(m.group(2), 16) < syms[m.group(1)][1]:
+            real.append(syms[m.group(1)][0] + int(m.group(2), 16))
+if not real:
+    hot = rng.sample(sorted(a for a, _ in syms.values()), 2000)
+    real = [rng.choice(hot) + rng.randrange(0, 0x80) for _ in range(50_000)]
+real = [real[i % len(real)] for i in range(1_000_000)]
+for name, xs in (("random", rand), ("realistic", real)):
+    with open(f"{out}.{name}", "w") as f:
+        f.writelines("%x\n" % a for a in xs)
+    with open(f"{out}.{name}.20k", "w") as f:
+        f.writelines("0x%x\n" % a for a in xs[:20_000])
+PY
+    for kind in random realistic; do
+        race "$W/lines.$kind" \
+            "ksym-resolve, lines ($kind)" "$B/ksym-resolve $W/vmlinux.lines.bin" \
+            "ksym-resolve --json, lines ($kind)" "$B/ksym-resolve --json $W/vmlinux.lines.bin"
+        k=${WALLS[0]}; j=${WALLS[1]}; krss=${RSSES[0]}
+        if [ -x "$LLVM_BIN/llvm-symbolizer" ]; then
+            RUNS=1 measure "llvm-symbolizer --inlines, 20k ($kind)" "$LLVM_BIN/llvm-symbolizer" --inlines -e "$V" < "$W/lines.$kind.20k" > /dev/null
+            python3 -c "
+k, j, l = $k / 1e6, $j / 1e6, $WALL / 2e4
+print('  %-9s ksym %.2f M addr/s (json %.2f M/s), RSS %d KiB | llvm-symbolizer %.1f k addr/s | ksym/llvm rate %.0fx' % ('$kind', 1e-6 / k, 1e-6 / j, $krss, 1e-3 / l, l / k))" >&2
+        fi
+    done
+    if [ -x "$LLVM_BIN/llvm-symbolizer" ]; then
+        PATH="$LLVM_BIN:$PATH" python3 scripts/lines-agreement.py "$V" "$W/vmlinux.lines.bin" "$W/vmlinux.filt" 20000 >&2
+    fi
+fi

@@ -109,6 +109,9 @@ pub struct Resolver<'m, 'a> {
     lines: Option<LineTable<'a>>,
     /// Narrows the search of `lines`' row blocks.
     line_index: Option<AddressIndex>,
+    /// Rows of recently resolved addresses: traces repeat a few thousand
+    /// return addresses, and decoding a row block costs more than a probe.
+    row_cache: RowCache,
     /// The prefix oops lines strip from paths (decode_stacktrace.sh's base path).
     oops_prefix: Vec<u8>,
     /// An address's frames, reused.
@@ -117,6 +120,41 @@ pub struct Resolver<'m, 'a> {
     paths: DecodedCache,
     /// Function names of frames decoded once, by string id.
     functions: DecodedCache,
+}
+
+/// A direct-mapped cache of line-table rows by (unslid) address.
+#[derive(Debug)]
+struct RowCache {
+    /// `(address + 1, row)`; address 0 + 1 never collides with an empty slot.
+    slots: Vec<(u64, Option<SourceRow>)>,
+}
+
+impl Default for RowCache {
+    fn default() -> Self {
+        RowCache {
+            slots: vec![(0, None); Self::SLOTS],
+        }
+    }
+}
+
+impl RowCache {
+    const SLOTS: usize = 4096;
+
+    #[inline]
+    fn slot(addr: u64) -> usize {
+        (addr ^ addr >> 12) as usize % Self::SLOTS
+    }
+
+    #[inline]
+    fn get(&self, addr: u64) -> Option<Option<SourceRow>> {
+        let (k, r) = self.slots[Self::slot(addr)];
+        (k == addr.wrapping_add(1)).then_some(r)
+    }
+
+    #[inline]
+    fn put(&mut self, addr: u64, row: Option<SourceRow>) {
+        self.slots[Self::slot(addr)] = (addr.wrapping_add(1), row);
+    }
 }
 
 /// Strings of the `lines` section decoded once, by id: decoding pair codes
@@ -227,6 +265,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             lines,
             line_index: lines.map(|l| AddressIndex::over(l.blocks(), |b| l.block_address(b))),
             oops_prefix: Vec::new(),
+            row_cache: RowCache::default(),
             frames: Vec::new(),
             paths: DecodedCache::default(),
             functions: DecodedCache::default(),
@@ -362,28 +401,32 @@ impl<'m, 'a> Resolver<'m, 'a> {
             // The same phases for the line table: find each block, touch
             // its rows, then decode.
             let mut blocks = [usize::MAX; BATCH];
-            for (b, (_, plan)) in blocks.iter_mut().zip(&batch.plans) {
+            for ((b, r), (_, plan)) in blocks.iter_mut().zip(rows.iter_mut()).zip(&batch.plans) {
                 if let Some(addr) = plan.addr().filter(|_| plan.wants_lines(self.opts.inline)) {
                     let a = addr.wrapping_sub(self.opts.slide);
+                    if let Some(cached) = self.row_cache.get(a) {
+                        *r = cached;
+                        continue;
+                    }
                     let window = self
                         .line_index
                         .as_ref()
                         .map_or(0..usize::MAX, |i| i.window(a));
-                    *b = lines.block_of(a, window).unwrap_or(usize::MAX);
+                    *b = lines.block_of(a, window).unwrap_or(usize::MAX - 1);
                 }
             }
             let mut t = 0u8;
-            for &b in blocks[..n].iter().filter(|&&b| b != usize::MAX) {
+            for &b in blocks[..n].iter().filter(|&&b| b < usize::MAX - 1) {
                 t ^= lines.touch_block(b);
             }
             std::hint::black_box(t);
             for ((r, &b), (_, plan)) in rows.iter_mut().zip(&blocks).zip(&batch.plans) {
                 if let (Some(addr), true) = (plan.addr(), b != usize::MAX) {
+                    let a = addr.wrapping_sub(self.opts.slide);
                     // A row without a file is "no line information" (llvm
                     // would print `??:0`): no frames.
-                    *r = lines
-                        .find_in_block(b, addr.wrapping_sub(self.opts.slide))
-                        .filter(|r| r.file != 0);
+                    *r = lines.find_in_block(b, a).filter(|r| r.file != 0);
+                    self.row_cache.put(a, *r);
                 }
             }
         }
