@@ -404,3 +404,254 @@ fn v2_decoder_from_the_document_reads_every_corpus_blob() {
         check_v2(&run_ok("ksym-filter", &[], &input));
     }
 }
+
+// ---- v2 `lines` (FORMAT.md §15), from the document alone ----
+
+/// The bytes of section `id` of a v2 blob (§9.2).
+fn v2_section(b: &[u8], id: u32) -> &[u8] {
+    let nsect = u32_at(b, 24) as usize;
+    (0..nsect)
+        .map(|s| 32 + 16 * s)
+        .find(|&d| u32_at(b, d) == id)
+        .map(|d| {
+            let (off, len) = (u32_at(b, d + 8) as usize, u32_at(b, d + 12) as usize);
+            assert_eq!(crc32c(&b[off..off + len]), u32_at(b, d + 4));
+            &b[off..off + len]
+        })
+        .expect("section present")
+}
+
+fn uleb(b: &[u8], at: &mut usize) -> u64 {
+    let (mut v, mut sh) = (0u64, 0);
+    loop {
+        let x = b[*at];
+        *at += 1;
+        v |= u64::from(x & 0x7F) << sh;
+        if x < 0x80 {
+            return v;
+        }
+        sh += 7;
+    }
+}
+
+fn unzigzag(v: u64) -> i64 {
+    (v >> 1) as i64 ^ -((v & 1) as i64)
+}
+
+/// A decoded `lines` section: rows (address, file, line, column, node),
+/// node records (parent, name, call file, call line, call column), files
+/// as paths, strings.
+struct Lines {
+    rows: Vec<(u64, u64, i64, u64, i64)>,
+    nodes: Vec<[u64; 5]>,
+    paths: Vec<String>,
+    strings: Vec<String>,
+}
+
+fn decode_lines(s: &[u8]) -> Lines {
+    let flags = u32_at(s, 0);
+    let columns = flags & 1 == 1;
+    let (nrows, nnodes, nfiles, nstrings) = (
+        u32_at(s, 4) as usize,
+        u32_at(s, 8) as usize,
+        u32_at(s, 12) as usize,
+        u32_at(s, 16) as usize,
+    );
+    let base = u64_at(s, 24);
+    let w: Vec<usize> = s[32..38].iter().map(|&x| x as usize).collect();
+    let mut parts = Vec::new();
+    let mut off = 72;
+    for i in 0..7 {
+        let len = u32_at(s, 40 + 4 * i) as usize;
+        parts.push(&s[off..off + len]);
+        off = pad8(off + len);
+    }
+    assert_eq!(off, s.len());
+    // §15.1 part 7, laid out as §11.3.
+    let tok = parts[6];
+    let expand = |c: u8| {
+        let o = |k: usize| u16::from_le_bytes([tok[2 * k], tok[2 * k + 1]]) as usize;
+        &tok[514 + o(c as usize)..514 + o(c as usize + 1)]
+    };
+    let strings: Vec<String> = (0..nstrings)
+        .map(|i| {
+            let (a, b) = (
+                packed(parts[4], i, w[5]) as usize,
+                packed(parts[4], i + 1, w[5]) as usize,
+            );
+            let bytes: Vec<u8> = parts[5][a..b]
+                .iter()
+                .flat_map(|&c| expand(c).to_vec())
+                .collect();
+            String::from_utf8(bytes).unwrap()
+        })
+        .collect();
+    let paths: Vec<String> = (0..nfiles)
+        .map(|i| {
+            let d = &strings[packed(parts[3], 2 * i, w[1]) as usize];
+            let b = &strings[packed(parts[3], 2 * i + 1, w[1]) as usize];
+            if d.is_empty() {
+                b.clone()
+            } else {
+                format!("{d}/{b}")
+            }
+        })
+        .collect();
+    let nw: usize = w[..5].iter().sum();
+    let nodes: Vec<[u64; 5]> = (0..nnodes)
+        .map(|i| {
+            let mut f = [0u64; 5];
+            let mut bit = i * nw;
+            for (k, v) in f.iter_mut().enumerate() {
+                for x in 0..w[k] {
+                    if parts[2][(bit + x) / 8] >> ((bit + x) % 8) & 1 == 1 {
+                        *v |= 1 << x;
+                    }
+                }
+                bit += w[k];
+            }
+            f
+        })
+        .collect();
+    // §15.2 rows.
+    let mut rows = Vec::new();
+    for blk in 0..nrows.div_ceil(32) {
+        let mut at = u32_at(parts[0], 8 * blk + 4) as usize;
+        let r = parts[1];
+        let mut addr = base + u64::from(u32_at(parts[0], 8 * blk));
+        let mut file = uleb(r, &mut at);
+        let mut line = uleb(r, &mut at) as i64;
+        let mut col = if columns { uleb(r, &mut at) } else { 0 };
+        let mut node = uleb(r, &mut at) as i64;
+        let mut recent: Vec<(i64, u64, i64)> = Vec::new();
+        let touch = |recent: &mut Vec<(i64, u64, i64)>, n: i64, f: u64, l: i64| {
+            recent.retain(|e| (e.0, e.1) != (n, f));
+            recent.insert(0, (n, f, l));
+            recent.truncate(8);
+        };
+        touch(&mut recent, node, file, line);
+        rows.push((addr, file, line, col, node));
+        for _ in 1..32.min(nrows - 32 * blk) {
+            let op = r[at];
+            at += 1;
+            match op {
+                0x00..=0x7F => {
+                    addr += u64::from(op >> 3) + 1;
+                    line += i64::from(op & 7) - 2;
+                }
+                0x80..=0xBF => {
+                    addr += uleb(r, &mut at);
+                    let (n, f, l) = recent[usize::from(op >> 3 & 7)];
+                    (node, file, line) = (n, f, l + i64::from(op & 7) - 2);
+                }
+                0xC8..=0xCF => {
+                    addr += uleb(r, &mut at);
+                    let d = unzigzag(uleb(r, &mut at));
+                    let (n, f, l) = recent[usize::from(op & 7)];
+                    (node, file, line) = (n, f, l + d);
+                }
+                0xC0..=0xC3 => {
+                    addr += uleb(r, &mut at);
+                    line += unzigzag(uleb(r, &mut at));
+                    if op & 1 == 1 {
+                        file = uleb(r, &mut at);
+                    }
+                    if op & 2 == 2 {
+                        node += unzigzag(uleb(r, &mut at));
+                    }
+                }
+                _ => panic!("opcode {op:#x}"),
+            }
+            if columns {
+                col = uleb(r, &mut at);
+            }
+            touch(&mut recent, node, file, line);
+            rows.push((addr, file, line, col, node));
+        }
+    }
+    Lines {
+        rows,
+        nodes,
+        paths,
+        strings,
+    }
+}
+
+/// §15.3: the frames of `addr` as (function, path, line, column).
+fn frames_at(l: &Lines, addr: u64) -> Vec<(String, String, u64, u64)> {
+    let Some(i) = l.rows.iter().rposition(|r| r.0 <= addr) else {
+        return Vec::new();
+    };
+    let (_, file, line, col, node) = l.rows[i];
+    if file == 0 {
+        return Vec::new(); // no line information (§15, decided points)
+    }
+    let name = |n: usize| {
+        if n == 0 {
+            String::new()
+        } else {
+            l.strings[l.nodes[n][1] as usize].clone()
+        }
+    };
+    let mut out = vec![(
+        name(node as usize),
+        l.paths[file as usize].clone(),
+        line as u64,
+        col,
+    )];
+    let mut n = node as usize;
+    while n != 0 && l.nodes[n][0] != 0 {
+        let [p, _, cf, cl, cc] = l.nodes[n];
+        out.push((name(p as usize), l.paths[cf as usize].clone(), cl, cc));
+        n = p as usize;
+    }
+    out
+}
+
+#[test]
+fn lines_decoder_from_the_document_agrees_with_ksym_resolve() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lines");
+    let elf = data.join("inl.elf");
+    let syms = std::fs::read(data.join("inl.elf.syms")).unwrap();
+    for columns in [false, true] {
+        let mut args = vec!["--format", "v2", "--lines", elf.to_str().unwrap()];
+        if columns {
+            args.push("--columns");
+        }
+        let blob = run_ok("ksym-pack", &args, &syms);
+        let l = decode_lines(v2_section(&blob, 13));
+        assert!(l.nodes.len() > 5 && l.paths.len() > 2);
+        let (lo, hi) = (l.rows[0].0, l.rows.last().unwrap().0);
+        let addrs: Vec<u64> = (lo..hi).collect();
+        let dir = scratch(&format!("lines-doc-{columns}"));
+        let path = dir.join("b.v2");
+        std::fs::write(&path, &blob).unwrap();
+        let input: String = addrs.iter().map(|a| format!("{a:#x}\n")).collect();
+        let out = run_ok(
+            "ksym-resolve",
+            &["--json", path.to_str().unwrap()],
+            input.as_bytes(),
+        );
+        let mut with_columns = 0;
+        for (a, line) in addrs.iter().zip(lines(&out)) {
+            let v: serde_json::Value = serde_json::from_slice(line).unwrap();
+            let got: Vec<(String, String, u64, u64)> = v["frames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    (
+                        f["function"].as_str().unwrap().to_owned(),
+                        f["file"].as_str().unwrap().to_owned(),
+                        f["line"].as_u64().unwrap(),
+                        f["column"].as_u64().unwrap_or(0),
+                    )
+                })
+                .collect();
+            let want = frames_at(&l, *a);
+            with_columns += want.iter().filter(|f| f.3 != 0).count();
+            assert_eq!(got, want, "{a:#x}");
+        }
+        assert_eq!(with_columns > 0, columns);
+    }
+}
