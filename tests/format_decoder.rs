@@ -510,6 +510,10 @@ fn decode_lines(s: &[u8]) -> Lines {
                 }
                 bit += w[k];
             }
+            // The parent is stored as its distance back (0: none).
+            if f[0] != 0 {
+                f[0] = i as u64 - f[0];
+            }
             f
         })
         .collect();
@@ -524,6 +528,7 @@ fn decode_lines(s: &[u8]) -> Lines {
         let mut col = if columns { uleb(r, &mut at) } else { 0 };
         let mut node = uleb(r, &mut at) as i64;
         let mut recent: Vec<(i64, u64, i64)> = Vec::new();
+        let mut top = node;
         let touch = |recent: &mut Vec<(i64, u64, i64)>, n: i64, f: u64, l: i64| {
             recent.retain(|e| (e.0, e.1) != (n, f));
             recent.insert(0, (n, f, l));
@@ -557,7 +562,7 @@ fn decode_lines(s: &[u8]) -> Lines {
                         file = uleb(r, &mut at);
                     }
                     if op & 2 == 2 {
-                        node += unzigzag(uleb(r, &mut at));
+                        node = top + unzigzag(uleb(r, &mut at));
                     }
                 }
                 _ => panic!("opcode {op:#x}"),
@@ -566,6 +571,7 @@ fn decode_lines(s: &[u8]) -> Lines {
                 col = uleb(r, &mut at);
             }
             touch(&mut recent, node, file, line);
+            top = top.max(node);
             rows.push((addr, file, line, col, node));
         }
     }

@@ -473,3 +473,48 @@ fn inputs_that_crashed_the_lines_fuzzer_are_handled() {
     }
     assert!(n > 0);
 }
+
+#[test]
+fn kaslr_slide_applies_to_source_lines() {
+    // The same addresses slid by 0x1c000000: --offset and --kaslr-from-sym
+    // give the lines of the unslid ones; the printed addresses stay slid.
+    let dir = scratch("lines-kaslr");
+    let blob = pack_file(
+        &dir,
+        &data("inl.elf.syms"),
+        "v2",
+        &["--lines", data("inl.elf").to_str().unwrap()],
+    );
+    let b = blob.to_str().unwrap();
+    let slide = 0x1c00_0000u64;
+    let addrs = [0x1084u64, 0x11a8, 0x121c];
+    let plain = run_ok("ksym-resolve", &[b], &hex_lines(&addrs));
+    let slid: Vec<u64> = addrs.iter().map(|a| a + slide).collect();
+    let got = run_ok(
+        "ksym-resolve",
+        &["--offset", "0x1c000000", b],
+        &hex_lines(&slid),
+    );
+    let unslide = |out: &[u8]| -> Vec<String> {
+        lines(out)
+            .map(|l| String::from_utf8_lossy(&l[16..]).into_owned())
+            .collect()
+    };
+    assert_eq!(unslide(&plain), unslide(&got));
+    assert!(String::from_utf8_lossy(&got).contains("inl.c:28 > level1"));
+    // Learnt from an oops line: the decode_stacktrace form uses name+offset,
+    // the raw-address line after it needs the slide.
+    let oops = format!(
+        "[    1.000000]  [<{:016x}>] leaf+0x28/0x70\n[    1.000001]  [<{:016x}>] 0x{:x}\n",
+        0x11a8 + slide,
+        0x121c + slide,
+        0x121c + slide
+    );
+    let out = run_ok("ksym-resolve", &["--kaslr-from-sym", b], oops.as_bytes());
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("leaf (/build/ksym/inl_hdr.h:6"), "{out}");
+    assert!(
+        out.contains("checked+0x2c/0x54 (/build/ksym/inl_hdr.h:6"),
+        "{out}"
+    );
+}

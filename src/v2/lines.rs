@@ -221,7 +221,6 @@ impl<'a> LineTable<'a> {
             && bits(nfiles, 2 * w[1]) == Some(parts[3].len())
             && nstrings.checked_add(1).and_then(|s| bits(s, w[5])) == Some(parts[4].len())
             && (parts[5].len() as u64) < 1u64 << w[5]
-            && (nnodes as u64) <= 1u64 << w[0]
             && (nstrings as u64) <= 1u64 << w[1]
             && (nfiles as u64) <= 1u64 << w[2];
         if !ok {
@@ -303,6 +302,9 @@ impl<'a> LineTable<'a> {
         f(&r);
         let mut recent = RecentStates::default();
         recent.touch(r.node, r.file, r.line);
+        // The largest node so far in the block: general rows' node deltas
+        // are relative to it (FORMAT.md §15.2).
+        let mut top = r.node;
         for _ in 1..count {
             let Some(op) = s.get(at).copied() else {
                 return false;
@@ -340,7 +342,7 @@ impl<'a> LineTable<'a> {
                                 n.file = u32::try_from(uleb(s, &mut at)?).ok()?;
                             }
                             if op & 2 != 0 {
-                                n.node = (i64::from(n.node) + unzig(uleb(s, &mut at)?))
+                                n.node = (i64::from(top) + unzig(uleb(s, &mut at)?))
                                     .try_into()
                                     .ok()?;
                             }
@@ -363,6 +365,7 @@ impl<'a> LineTable<'a> {
                 return true;
             }
             recent.touch(r.node, r.file, r.line);
+            top = top.max(r.node);
             f(&r);
         }
         true
@@ -458,7 +461,10 @@ impl<'a> LineTable<'a> {
         Some((self.string(d)?, self.string(b)?))
     }
 
-    /// Node `id`'s fields: (parent, name id, call file, call line, call column).
+    /// Node `id`'s fields: (parent, name id, call file, call line, call
+    /// column); the parent is stored as its distance back (0: none), and
+    /// one reaching node 0 or farther reads as `id` itself (a forged blob;
+    /// callers stop at a parent that is not smaller than its child).
     fn node(&self, id: u32) -> [u32; 5] {
         let mut pos = u64::from(id) * self.node_w;
         let mut out = [0u32; 5];
@@ -466,6 +472,11 @@ impl<'a> LineTable<'a> {
             *o = get_bits(self.nodes, pos, w) as u32;
             pos += u64::from(w);
         }
+        out[0] = match out[0] {
+            0 => 0,
+            d if d >= id => id, // before node 1: forged
+            d => id - d,
+        };
         out
     }
 

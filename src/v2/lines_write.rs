@@ -81,6 +81,40 @@ fn pad8(v: &mut Vec<u8>) {
     v.resize(v.len().div_ceil(8) * 8, 0);
 }
 
+/// The nodes in depth-first preorder, node 0 first, children in table
+/// order: (old id of each new position, new id of each old id).
+fn dfs_order(nodes: &[InlineNode]) -> (Vec<u32>, Vec<u32>) {
+    let n = nodes.len();
+    let mut first_child = vec![u32::MAX; n];
+    let mut next_sibling = vec![u32::MAX; n];
+    // Link children in table order: walk backwards, pushing to the front.
+    for i in (1..n).rev() {
+        let p = nodes[i].parent as usize;
+        next_sibling[i] = first_child[p];
+        first_child[p] = i as u32;
+    }
+    let mut order = Vec::with_capacity(n);
+    order.push(0u32);
+    let mut stack: Vec<u32> = Vec::new();
+    let mut c = first_child[0];
+    loop {
+        while c != u32::MAX {
+            order.push(c);
+            stack.push(next_sibling[c as usize]);
+            c = first_child[c as usize];
+        }
+        match stack.pop() {
+            Some(s) => c = s,
+            None => break,
+        }
+    }
+    let mut new_id = vec![0u32; n];
+    for (i, &o) in order.iter().enumerate() {
+        new_id[o as usize] = i as u32;
+    }
+    (order, new_id)
+}
+
 /// Encodes `t` as a `lines` section, with columns when `columns`.
 ///
 /// Errors: [`PackErrorKind::LinesTooLarge`] when the rows span 4 GiB or
@@ -124,10 +158,24 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
     }
     let col = |c: u32| if columns { c } else { 0 };
 
+    // Nodes in depth-first preorder (children in table order), so that a
+    // parent lies a few nodes before its child: the parent is stored as
+    // that distance (10 bits for a vmlinux instead of 19 for an index),
+    // and a function's nodes stay together for the rows' node deltas.
+    let (order, new_id) = dfs_order(&t.nodes);
+    let rows: Vec<LineRow> = t
+        .rows
+        .iter()
+        .map(|r| LineRow {
+            node: new_id[r.node as usize],
+            ..*r
+        })
+        .collect();
+
     // Rows, in blocks of LINE_BLOCK.
     let mut blocks = Vec::new();
     let mut stream = Vec::new();
-    for chunk in t.rows.chunks(LINE_BLOCK) {
+    for chunk in rows.chunks(LINE_BLOCK) {
         let r0 = chunk[0];
         blocks.extend_from_slice(&((r0.address - base) as u32).to_le_bytes());
         let at = u32::try_from(stream.len()).map_err(|_| too_large())?;
@@ -140,6 +188,8 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
         uleb(&mut stream, u64::from(r0.node));
         let mut recent = RecentStates::default();
         recent.touch(r0.node, r0.file, r0.line);
+        // New nodes mostly follow the largest seen so far in the block.
+        let mut top = r0.node;
         let mut prev = r0;
         for &r in &chunk[1..] {
             let da = r.address - prev.address;
@@ -172,22 +222,28 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
                     uleb(&mut stream, u64::from(r.file));
                 }
                 if n == 1 {
-                    uleb(
-                        &mut stream,
-                        zigzag(i64::from(r.node) - i64::from(prev.node)),
-                    );
+                    uleb(&mut stream, zigzag(i64::from(r.node) - i64::from(top)));
                 }
             }
             if columns {
                 uleb(&mut stream, u64::from(r.column));
             }
             recent.touch(r.node, r.file, r.line);
+            top = top.max(r.node);
             prev = r;
         }
     }
 
     // Inline tree and files, bit-packed.
-    let wp = width_of(nn as u64);
+    let parent_delta = |i: usize| {
+        let n = &t.nodes[order[i] as usize];
+        if i == 0 || n.parent == 0 {
+            0
+        } else {
+            u64::from(i as u32 - new_id[n.parent as usize])
+        }
+    };
+    let wp = width_of((0..nn).map(parent_delta).max().unwrap_or(0));
     let wn = width_of(ns as u64);
     let wf = width_of(nf as u64);
     let wl = width_of(
@@ -205,8 +261,9 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
             .unwrap_or(0),
     );
     let mut nodes = Bits::default();
-    for n in &t.nodes {
-        nodes.push(u64::from(n.parent), wp);
+    for (i, &old) in order.iter().enumerate() {
+        let n = &t.nodes[old as usize];
+        nodes.push(parent_delta(i), wp);
         nodes.push(u64::from(n.name), wn);
         nodes.push(u64::from(n.call_file), wf);
         nodes.push(u64::from(n.call_line), wl);
@@ -345,20 +402,25 @@ mod tests {
                     let empty = r.file == 0 && r.node == 0;
                     prop_assert_eq!(got.is_none(), empty, "{:#x}", a);
                     if let Some(g) = got {
+                        // Node ids are renumbered (depth-first); the frames
+                        // below compare what they name.
                         prop_assert_eq!(
-                            (g.address, g.file, g.line, g.node),
-                            (r.address, r.file, r.line, r.node)
+                            (g.address, g.file, g.line, g.node == 0),
+                            (r.address, r.file, r.line, r.node == 0)
                         );
                         prop_assert_eq!(g.column, if columns { r.column } else { 0 });
                         // The chain walks the parents, call sites as stored.
                         let frames: Vec<_> = l.frames(&g).collect();
                         let mut n = r.node as usize;
-                        let mut want = vec![(r.file, r.line)];
+                        let name = |n: usize| if n == 0 { u32::MAX } else { t.nodes[n].name };
+                        let mut want = vec![(r.file, r.line, name(n))];
                         while n != 0 && t.nodes[n].parent != 0 {
-                            want.push((t.nodes[n].call_file, t.nodes[n].call_line));
-                            n = t.nodes[n].parent as usize;
+                            let p = t.nodes[n].parent as usize;
+                            want.push((t.nodes[n].call_file, t.nodes[n].call_line, name(p)));
+                            n = p;
                         }
-                        let got: Vec<_> = frames.iter().map(|f| (f.file, f.line)).collect();
+                        let got: Vec<_> =
+                            frames.iter().map(|f| (f.file, f.line, f.function)).collect();
                         prop_assert_eq!(got, want);
                         prop_assert!(!frames.last().unwrap().inlined);
                     }
