@@ -25,8 +25,12 @@ fuzz_target!(|data: &[u8]| {
             }
             for f in t.frames(&r) {
                 frames += 1;
-                let _ = f.function.runs().map(<[u8]>::len).sum::<usize>();
-                let _ = f.dir.is_empty() || f.file.is_empty();
+                if let Some(s) = t.string(f.function) {
+                    let _ = s.runs().map(<[u8]>::len).sum::<usize>();
+                }
+                if let Some((dir, base)) = t.file(f.file) {
+                    let _ = dir.runs().count() + base.runs().count();
+                }
             }
             assert!(frames <= 1 << 24);
         }
