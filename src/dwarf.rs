@@ -50,12 +50,30 @@ fn fail(what: impl fmt::Display) -> DwarfError {
 type Slice<'d> = gimli::EndianSlice<'d, gimli::RunTimeEndian>;
 
 /// Counters of one extraction, for `ksym-pack -v` and the closing notes.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct DwarfStats {
     /// Compilation units read.
     pub units: usize,
     /// Addresses at which the frames were asked for (boundaries).
     pub boundaries: usize,
+    /// Addresses of the ELF file's function, data and untyped symbols,
+    /// ascending: a caller checks that the symbols it packs beside the
+    /// lines come from the same file ([`symbols_match`]).
+    pub symbol_addresses: Vec<u64>,
+}
+
+/// True when at least half of `addresses` (a symbol list's, e.g. the
+/// `ADDR` column ksym-pack reads) are addresses of symbols in the ELF
+/// file ([`DwarfStats::symbol_addresses`]): the list and the lines describe
+/// the same build at the same load address. A /proc/kallsyms of a KASLR
+/// kernel, or another build's System.map, fails it.
+pub fn symbols_match(stats: &DwarfStats, addresses: impl Iterator<Item = u64>) -> bool {
+    let (mut n, mut hit) = (0usize, 0usize);
+    for a in addresses {
+        n += 1;
+        hit += usize::from(stats.symbol_addresses.binary_search(&a).is_ok());
+    }
+    n == 0 || 2 * hit >= n
 }
 
 /// Reads `path`'s DWARF into a [`SourceTable`] covering its executable
@@ -123,6 +141,7 @@ pub fn read_source_table(path: &Path) -> Result<(SourceTable, DwarfStats), Dwarf
     let bounds = boundaries(&dwarf, &exec, &symtab, &mut stats)
         .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
     stats.boundaries = bounds.len();
+    stats.symbol_addresses = symtab.syms.iter().map(|s| s.0).collect();
     let ctx = addr2line::Context::from_dwarf(dwarf)
         .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
     let table = sweep(&ctx, &bounds, &exec, &symtab)

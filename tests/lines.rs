@@ -364,6 +364,37 @@ fn bad_lines_inputs_are_refused_with_a_message() {
         }
         let _ = std::fs::remove_file(o);
     }
+    // Symbols of another load address (a KASLR /proc/kallsyms) or build.
+    let slid: String = std::fs::read_to_string(&list)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let a = u64::from_str_radix(&l[..16], 16).unwrap() + 0x100_0000;
+            format!("{a:016x}{}\n", &l[16..])
+        })
+        .collect();
+    let slid_path = dir.join("slid.syms");
+    std::fs::write(&slid_path, slid).unwrap();
+    let out = run(
+        "ksym-pack",
+        &[
+            "--format",
+            "v2",
+            "--lines",
+            elf,
+            "-o",
+            o,
+            slid_path.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("different builds, or the list is slid"),
+        "{err}"
+    );
+    assert!(!Path::new(o).exists());
     // A relocatable object and an executable without DWARF.
     let obj = dir.join("inl.o");
     let st = Command::new("cc")

@@ -188,6 +188,14 @@ fn run() -> Result<(), CliError> {
                     if let Some((elf, columns)) = lines {
                         let (table, stats) = ksym::dwarf::read_source_table(&elf)
                             .map_err(|e| CliError::Input(e.to_string()))?;
+                        let addrs = (0..list.len()).map(|i| list.address(i));
+                        if !ksym::dwarf::symbols_match(&stats, addrs) {
+                            return Err(CliError::Input(format!(
+                                "{input}: most symbol addresses are not symbols of {}: the list and the ELF file are of different builds, or the list is slid (a KASLR /proc/kallsyms; use `nm -n {}`)",
+                                elf.display(),
+                                elf.display()
+                            )));
+                        }
                         if verbose {
                             eprintln!(
                                 "ksym-pack: {}: {} units, {} boundaries, {} rows, {} inline nodes, {} files, {} strings",
