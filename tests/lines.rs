@@ -350,8 +350,8 @@ fn bad_lines_inputs_are_refused_with_a_message() {
                 o,
                 l,
             ],
-            0,
-            "",
+            1,
+            "different builds",
         ),
     ];
     for (args, code, msg) in cases {
