@@ -23,6 +23,17 @@
 //!
 //! Other hex on such lines (RSP, register dumps, timestamps, `Code:` bytes)
 //! is data, not code: it is never touched.
+//!
+//! On a v2 blob with source lines (FORMAT.md §15, README "Source lines"):
+//! bare addresses get ` FILE:LINE` and ` > FUNC FILE:LINE` per inlined
+//! call; oops lines with `func+0xOFF/0xSIZE` are rewritten as
+//! `scripts/decode_stacktrace.sh` prints them (`kinds.rs`'s `Stacktrace`);
+//! `[<ADDR>] 0xADDR` lines get ` (FILE:LINE ...)` after the symbol; JSON
+//! objects get `"frames"`; with [`ResolveOptions::inline`], perf callchains
+//! get a `(inlined)` frame line per inlined function.
+//!
+//! Files: `kinds.rs` recognises line kinds, `emit.rs` prints the output
+//! forms, this one runs the batched stream.
 
 use std::io::{self, BufRead, Write};
 

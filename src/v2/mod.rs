@@ -6,7 +6,7 @@
 //! [`layout`] holds the constants and bit-level helpers the writer and the
 //! reader share; [`read`] is the zero-copy `no_std` reader and [`lines`] its
 //! reader of the optional source lines and inline frames. With `std`,
-//! [`write`] builds a blob, [`pairs`] learns its pair-merged token table
+//! [`write`](mod@write) builds a blob, [`pairs`] learns its pair-merged token table
 //! and [`lines_write`] encodes the `lines` section.
 
 pub mod layout;
