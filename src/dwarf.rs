@@ -138,13 +138,13 @@ pub fn read_source_table(path: &Path) -> Result<(SourceTable, DwarfStats), Dwarf
     let sections = gimli::DwarfSections::load(load)?;
     let dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, endian));
     let mut stats = DwarfStats::default();
-    let bounds = boundaries(&dwarf, &exec, &symtab, &mut stats)
+    let (bounds, discriminators) = boundaries(&dwarf, &exec, &symtab, &mut stats)
         .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
     stats.boundaries = bounds.len();
     stats.symbol_addresses = symtab.syms.iter().map(|s| s.0).collect();
     let ctx = addr2line::Context::from_dwarf(dwarf)
         .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
-    let table = sweep(&ctx, &bounds, &exec, &symtab)
+    let table = sweep(&ctx, &bounds, &exec, &symtab, &discriminators)
         .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
     Ok((table, stats))
 }
@@ -208,14 +208,20 @@ fn in_exec(exec: &[(u64, u64)], a: u64) -> bool {
     i > 0 && a < exec[i - 1].1
 }
 
+/// A step of the discriminator function: (address, discriminator).
+type Discriminator = (u64, u32);
+
 /// Every address where the frames may change, sorted, inside or at the end
-/// of an executable section.
+/// of an executable section; and the line tables' discriminators as
+/// (address, discriminator) steps, sorted (addr2line's `Location` has no
+/// discriminator; binutils' addr2line prints it, so oops lines need it).
 fn boundaries(
     dwarf: &gimli::Dwarf<Slice<'_>>,
     exec: &[(u64, u64)],
     symtab: &SymbolTable,
     stats: &mut DwarfStats,
-) -> gimli::Result<Vec<u64>> {
+) -> gimli::Result<(Vec<u64>, Vec<Discriminator>)> {
+    let mut disc: Vec<(u64, u32)> = Vec::new();
     let mut b: Vec<u64> = exec.iter().flat_map(|&(s, e)| [s, e]).collect();
     let keep = |a: u64| in_exec(exec, a) || exec.iter().any(|&(_, e)| e == a);
     for &(a, size, _) in &symtab.syms {
@@ -234,6 +240,17 @@ fn boundaries(
             while let Some((_, row)) = rows.next_row()? {
                 if keep(row.address()) {
                     b.push(row.address());
+                    // A sequence end is a step back to 0; rows at one
+                    // address: the last wins, as addr2line keeps it.
+                    let d = if row.end_sequence() {
+                        0
+                    } else {
+                        row.discriminator()
+                    };
+                    match disc.last_mut() {
+                        Some(l) if l.0 == row.address() => l.1 = d as u32,
+                        _ => disc.push((row.address(), d as u32)),
+                    }
                 }
             }
         }
@@ -257,7 +274,16 @@ fn boundaries(
     }
     b.sort_unstable();
     b.dedup();
-    Ok(b)
+    // Stable: at one address, the later row (table order) wins.
+    disc.sort_by_key(|d| d.0);
+    let mut steps: Vec<(u64, u32)> = Vec::with_capacity(disc.len());
+    for d in disc {
+        match steps.last_mut() {
+            Some(l) if l.0 == d.0 => *l = d,
+            _ => steps.push(d),
+        }
+    }
+    Ok((b, steps))
 }
 
 /// Interns byte strings as dense ids.
@@ -285,6 +311,7 @@ fn sweep(
     bounds: &[u64],
     exec: &[(u64, u64)],
     symtab: &SymbolTable,
+    discriminators: &[(u64, u32)],
 ) -> Result<SourceTable, gimli::Error> {
     let mut strings = Interner::default();
     // File paths by the `&str` addr2line returns, split into directory and
@@ -362,6 +389,10 @@ fn sweep(
                 row.file = file;
                 row.line = line;
                 row.column = col;
+                let i = discriminators.partition_point(|d| d.0 <= addr);
+                if file != 0 && i > 0 {
+                    row.discriminator = discriminators[i - 1].1;
+                }
             }
             // The outermost frame is named from the symbol table when a
             // symbol covers the address, as llvm-symbolizer does (`foo.cold`,
@@ -404,9 +435,8 @@ fn sweep(
             }
             row.node = parent;
         }
-        if rows.last().is_some_and(|r| {
-            (r.file, r.line, r.column, r.node) == (row.file, row.line, row.column, row.node)
-        }) {
+        let key = |r: &LineRow| (r.file, r.line, r.column, r.node, r.discriminator);
+        if rows.last().is_some_and(|r| key(r) == key(&row)) {
             continue;
         }
         rows.push(row);

@@ -443,6 +443,7 @@ fn unzigzag(v: u64) -> i64 {
 /// as paths, strings.
 struct Lines {
     rows: Vec<(u64, u64, i64, u64, i64)>,
+    discs: Vec<u64>,
     nodes: Vec<[u64; 5]>,
     paths: Vec<String>,
     strings: Vec<String>,
@@ -519,6 +520,7 @@ fn decode_lines(s: &[u8]) -> Lines {
         .collect();
     // §15.2 rows.
     let mut rows = Vec::new();
+    let mut discs = Vec::new();
     for blk in 0..nrows.div_ceil(32) {
         let mut at = u32_at(parts[0], 8 * blk + 4) as usize;
         let r = parts[1];
@@ -527,6 +529,7 @@ fn decode_lines(s: &[u8]) -> Lines {
         let mut line = uleb(r, &mut at) as i64;
         let mut col = if columns { uleb(r, &mut at) } else { 0 };
         let mut node = uleb(r, &mut at) as i64;
+        let mut disc = uleb(r, &mut at);
         let mut recent: Vec<(i64, u64, i64)> = Vec::new();
         let mut top = node;
         let touch = |recent: &mut Vec<(i64, u64, i64)>, n: i64, f: u64, l: i64| {
@@ -536,9 +539,11 @@ fn decode_lines(s: &[u8]) -> Lines {
         };
         touch(&mut recent, node, file, line);
         rows.push((addr, file, line, col, node));
+        discs.push(disc);
         for _ in 1..32.min(nrows - 32 * blk) {
             let op = r[at];
             at += 1;
+            disc = 0;
             match op {
                 0x00..=0x7F => {
                     addr += u64::from(op >> 3) + 1;
@@ -549,13 +554,22 @@ fn decode_lines(s: &[u8]) -> Lines {
                     let (n, f, l) = recent[usize::from(op >> 3 & 7)];
                     (node, file, line) = (n, f, l + i64::from(op & 7) - 2);
                 }
-                0xC8..=0xCF => {
+                0xC8..=0xD7 => {
                     addr += uleb(r, &mut at);
                     let d = unzigzag(uleb(r, &mut at));
                     let (n, f, l) = recent[usize::from(op & 7)];
                     (node, file, line) = (n, f, l + d);
+                    if op >= 0xD0 {
+                        disc = uleb(r, &mut at);
+                    }
                 }
-                0xC0..=0xC3 => {
+                0xE0..=0xFF => {
+                    addr += uleb(r, &mut at);
+                    let (n, f, l) = recent[usize::from(op >> 2 & 7)];
+                    (node, file, line) = (n, f, l + i64::from(op & 3) - 1);
+                    disc = uleb(r, &mut at);
+                }
+                0xC0..=0xC7 => {
                     addr += uleb(r, &mut at);
                     line += unzigzag(uleb(r, &mut at));
                     if op & 1 == 1 {
@@ -563,6 +577,9 @@ fn decode_lines(s: &[u8]) -> Lines {
                     }
                     if op & 2 == 2 {
                         node = top + unzigzag(uleb(r, &mut at));
+                    }
+                    if op & 4 == 4 {
+                        disc = uleb(r, &mut at);
                     }
                 }
                 _ => panic!("opcode {op:#x}"),
@@ -573,10 +590,13 @@ fn decode_lines(s: &[u8]) -> Lines {
             touch(&mut recent, node, file, line);
             top = top.max(node);
             rows.push((addr, file, line, col, node));
+            discs.push(disc);
         }
     }
+    assert_eq!(discs.len(), rows.len());
     Lines {
         rows,
+        discs,
         nodes,
         paths,
         strings,
@@ -612,6 +632,14 @@ fn frames_at(l: &Lines, addr: u64) -> Vec<(String, String, u64, u64)> {
         n = p as usize;
     }
     out
+}
+
+/// The address of `name` in a ksym-filter list.
+fn syms_addr(list: &[u8], name: &str) -> u64 {
+    let l = lines(list)
+        .find(|l| &l[19..] == name.as_bytes())
+        .unwrap_or_else(|| panic!("{name}"));
+    u64::from_str_radix(std::str::from_utf8(&l[..16]).unwrap(), 16).unwrap()
 }
 
 #[test]
@@ -659,5 +687,17 @@ fn lines_decoder_from_the_document_agrees_with_ksym_resolve() {
             assert_eq!(got, want, "{a:#x}");
         }
         assert_eq!(with_columns > 0, columns);
+        // Discriminators: as binutils prints them on oops lines.
+        for (i, &d) in l.discs.iter().enumerate() {
+            if d != 0 && l.rows[i].1 != 0 {
+                let (a, node) = (l.rows[i].0, l.rows[i].4);
+                let name = &l.strings[l.nodes[node as usize][1] as usize];
+                let off = a - syms_addr(&syms, name);
+                let line = format!(" {name}+{off:#x}/0x1\n");
+                let out = run_ok("ksym-resolve", &[path.to_str().unwrap()], line.as_bytes());
+                let want = format!(":{} (discriminator {d})", l.rows[i].2);
+                assert!(String::from_utf8_lossy(&out).contains(&want), "{a:#x}");
+            }
+        }
     }
 }

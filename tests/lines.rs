@@ -518,7 +518,7 @@ fn kaslr_slide_applies_to_source_lines() {
     );
     let b = blob.to_str().unwrap();
     let slide = 0x1c00_0000u64;
-    let addrs = [0x1084u64, 0x11a8, 0x121c];
+    let addrs = [0x1084u64, 0x11c8, 0x12ec];
     let plain = run_ok("ksym-resolve", &[b], &hex_lines(&addrs));
     let slid: Vec<u64> = addrs.iter().map(|a| a + slide).collect();
     let got = run_ok(
@@ -537,9 +537,9 @@ fn kaslr_slide_applies_to_source_lines() {
     // the raw-address line after it needs the slide.
     let oops = format!(
         "[    1.000000]  [<{:016x}>] leaf+0x28/0x70\n[    1.000001]  [<{:016x}>] 0x{:x}\n",
-        0x11a8 + slide,
-        0x121c + slide,
-        0x121c + slide
+        0x11c8 + slide,
+        0x12ec + slide,
+        0x12ec + slide
     );
     let out = run_ok("ksym-resolve", &["--kaslr-from-sym", b], oops.as_bytes());
     let out = String::from_utf8(out).unwrap();

@@ -77,6 +77,10 @@ impl<'a> Resolver<'_, 'a> {
         out: &mut Vec<u8>,
     ) {
         self.stats.lines += 1;
+        // A row without a file is "no line information" (llvm-symbolizer
+        // prints `??:0`): no frames. Oops lines keep it, as binutils'
+        // addr2line prints `??:?` for it.
+        let (raw_row, row) = (row, row.filter(|r| r.file != 0));
         if self.opts.json {
             if let Some(addr) = plan.addr() {
                 self.emit_json(addr, hit, row, out);
@@ -130,12 +134,12 @@ impl<'a> Resolver<'_, 'a> {
                     out.extend_from_slice(w);
                     out.push(b' ');
                 }
-                match (addr, row) {
+                match (addr, raw_row) {
                     (Some(_), Some(_)) => {
                         out.extend_from_slice(st.segment);
                         out.extend_from_slice(st.name);
                         out.extend_from_slice(b" (");
-                        self.push_code(out, row);
+                        self.push_code(out, raw_row);
                         out.push(b')');
                     }
                     _ => out.extend_from_slice(st.symbol),
@@ -229,6 +233,9 @@ impl<'a> Resolver<'_, 'a> {
                 out.push(b'?');
             } else {
                 push_u32(out, f.line);
+            }
+            if f.discriminator != 0 {
+                let _ = write!(out, " (discriminator {})", f.discriminator);
             }
         }
     }

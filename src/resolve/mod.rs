@@ -434,9 +434,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             for ((r, &b), (_, plan)) in rows.iter_mut().zip(&blocks).zip(&batch.plans) {
                 if let (Some(addr), true) = (plan.addr(), b != usize::MAX) {
                     let a = addr.wrapping_sub(self.opts.slide);
-                    // A row without a file is "no line information" (llvm
-                    // would print `??:0`): no frames.
-                    *r = lines.find_in_block(b, a).filter(|r| r.file != 0);
+                    *r = lines.find_in_block(b, a);
                     self.row_cache.put(a, *r);
                 }
             }

@@ -91,6 +91,8 @@ pub struct SourceRow {
     pub column: u32,
     /// Innermost function node; 0: no function information.
     pub node: u32,
+    /// The line-table row's discriminator; 0: none.
+    pub discriminator: u32,
 }
 
 /// One frame of an address's inline chain. Names and paths are ids into
@@ -109,6 +111,9 @@ pub struct SourceFrame {
     pub line: u32,
     /// Column, when the blob stores columns and it is known (nonzero).
     pub column: Option<u32>,
+    /// The innermost frame's line-table discriminator (0 for call sites
+    /// and where there is none), as binutils' addr2line prints it.
+    pub discriminator: u32,
     /// True for an inlined subroutine; false for the last frame, the
     /// function the code belongs to.
     pub inlined: bool,
@@ -294,6 +299,7 @@ impl<'a> LineTable<'a> {
                 r.column = u32::try_from(uleb(s, &mut at)?).ok()?;
             }
             r.node = u32::try_from(uleb(s, &mut at)?).ok()?;
+            r.discriminator = u32::try_from(uleb(s, &mut at)?).ok()?;
             Some(())
         };
         if first().is_none() || r.address > addr {
@@ -313,26 +319,32 @@ impl<'a> LineTable<'a> {
             if op < 0x80 {
                 r.address = r.address.wrapping_add(u64::from(op >> 3) + 1);
                 r.line = r.line.wrapping_add_signed(i32::from(op & 7) - 2);
+                r.discriminator = 0;
             } else {
                 let mut step = || -> Option<SourceRow> {
                     let mut n = r;
                     let recall = match op {
                         0x80..=0xBF => Some((usize::from(op >> 3 & 7), i64::from(op & 7) - 2)),
-                        0xC8..=0xCF => Some((usize::from(op & 7), 0)),
-                        0xC0..=0xC3 => None,
+                        0xC8..=0xD7 => Some((usize::from(op & 7), 0)),
+                        0xE0..=0xFF => Some((usize::from(op >> 2 & 7), i64::from(op & 3) - 1)),
+                        0xC0..=0xC7 => None,
                         _ => return None,
                     };
+                    n.discriminator = 0;
                     n.address = n.address.checked_add(uleb(s, &mut at)?)?;
                     match recall {
                         Some((j, small)) => {
                             let (node, file, line) = recent.get(j)?;
-                            let d = if op >= 0xC8 {
+                            let d = if (0xC8..0xE0).contains(&op) {
                                 unzig(uleb(s, &mut at)?)
                             } else {
                                 small
                             };
                             (n.node, n.file) = (node, file);
                             n.line = (i64::from(line) + d).try_into().ok()?;
+                            if op >= 0xD0 {
+                                n.discriminator = u32::try_from(uleb(s, &mut at)?).ok()?;
+                            }
                         }
                         None => {
                             n.line = (i64::from(n.line) + unzig(uleb(s, &mut at)?))
@@ -345,6 +357,9 @@ impl<'a> LineTable<'a> {
                                 n.node = (i64::from(top) + unzig(uleb(s, &mut at)?))
                                     .try_into()
                                     .ok()?;
+                            }
+                            if op & 4 != 0 {
+                                n.discriminator = u32::try_from(uleb(s, &mut at)?).ok()?;
                             }
                         }
                     }
@@ -491,6 +506,7 @@ impl<'a> LineTable<'a> {
             file: row.file,
             line: row.line,
             column: row.column,
+            discriminator: row.discriminator,
             done: row.node == 0 && row.file == 0,
             steps: 0,
         }
@@ -550,6 +566,7 @@ pub struct Frames<'a> {
     file: u32,
     line: u32,
     column: u32,
+    discriminator: u32,
     done: bool,
     steps: usize,
 }
@@ -571,6 +588,11 @@ impl Iterator for Frames<'_> {
             },
             line: self.line,
             column: (t.columns && self.column != 0).then_some(self.column),
+            discriminator: if self.steps == 0 {
+                self.discriminator
+            } else {
+                0
+            },
             inlined: false,
         };
         self.steps += 1;

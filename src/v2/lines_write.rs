@@ -20,6 +20,8 @@ pub struct LineRow {
     pub column: u32,
     /// Innermost function (index into [`SourceTable::nodes`]); 0: none.
     pub node: u32,
+    /// The line-table row's discriminator (DWARF 4+); 0: none.
+    pub discriminator: u32,
 }
 
 /// A function in the inline tree: the subprogram (`parent` 0) or an
@@ -186,6 +188,7 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
             uleb(&mut stream, u64::from(r0.column));
         }
         uleb(&mut stream, u64::from(r0.node));
+        uleb(&mut stream, u64::from(r0.discriminator));
         let mut recent = RecentStates::default();
         recent.touch(r0.node, r0.file, r0.line);
         // New nodes mostly follow the largest seen so far in the block.
@@ -195,14 +198,31 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
             let da = r.address - prev.address;
             let dl = i64::from(r.line) - i64::from(prev.line);
             let small = |d: i64| (-2..=5).contains(&d);
-            if r.file == prev.file && r.node == prev.node && (1..=16).contains(&da) && small(dl) {
-                // advance: 0xxxxyyy
+            let disc = r.discriminator;
+            if disc == 0
+                && r.file == prev.file
+                && r.node == prev.node
+                && (1..=16).contains(&da)
+                && small(dl)
+            {
+                // advance: 0aaaalll
                 stream.push((((da - 1) << 3) as i64 | (dl + 2)) as u8);
             } else if let Some(j) = recent.find(r.node, r.file) {
                 let (.., line) = recent.get(j).unwrap_or_default();
                 let d = i64::from(r.line) - i64::from(line);
-                if small(d) {
-                    // recall: 10jjjddd
+                if disc != 0 && (-1..=2).contains(&d) {
+                    // recall, discriminator: 111jjjll
+                    stream.push(0xE0 | (j as u8) << 2 | (d + 1) as u8);
+                    uleb(&mut stream, da);
+                    uleb(&mut stream, u64::from(disc));
+                } else if disc != 0 {
+                    // recall, far line, discriminator: 11010jjj
+                    stream.push(0xD0 | j as u8);
+                    uleb(&mut stream, da);
+                    uleb(&mut stream, zigzag(d));
+                    uleb(&mut stream, u64::from(disc));
+                } else if small(d) {
+                    // recall: 10jjjlll
                     stream.push(0x80 | (j as u8) << 3 | (d + 2) as u8);
                     uleb(&mut stream, da);
                 } else {
@@ -212,10 +232,11 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
                     uleb(&mut stream, zigzag(d));
                 }
             } else {
-                // general: 110000nf
+                // general: 11000dnf
                 let f = u8::from(r.file != prev.file);
                 let n = u8::from(r.node != prev.node);
-                stream.push(0xC0 | f | n << 1);
+                let d = u8::from(disc != 0);
+                stream.push(0xC0 | f | n << 1 | d << 2);
                 uleb(&mut stream, da);
                 uleb(&mut stream, zigzag(dl));
                 if f == 1 {
@@ -223,6 +244,9 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
                 }
                 if n == 1 {
                     uleb(&mut stream, zigzag(i64::from(r.node) - i64::from(top)));
+                }
+                if d == 1 {
+                    uleb(&mut stream, u64::from(disc));
                 }
             }
             if columns {
@@ -336,7 +360,7 @@ mod tests {
 
     /// A table from generated steps: (address delta, file, line, column,
     /// node), with a tree of `nodes` nodes whose parents come first.
-    fn table(steps: &[(u64, u32, u32, u32, u32)], nodes: usize) -> SourceTable {
+    fn table(steps: &[(u64, u32, u32, u32, u32, u32)], nodes: usize) -> SourceTable {
         let strings: Vec<Vec<u8>> = (0..20).map(|i| format!("fn_{i}").into_bytes()).collect();
         let files = vec![(0, 0), (1, 2), (3, 4), (5, 6)];
         let mut ns = vec![InlineNode::default()];
@@ -351,13 +375,14 @@ mod tests {
         }
         let mut rows = Vec::new();
         let mut a = 0xffff_ffff_8100_0000u64;
-        for &(d, f, l, c, n) in steps {
+        for &(d, f, l, c, n, x) in steps {
             rows.push(LineRow {
                 address: a,
                 file: f % 4,
                 line: l,
                 column: c,
                 node: n % nodes as u32,
+                discriminator: x,
             });
             a += d;
         }
@@ -373,13 +398,14 @@ mod tests {
         }
     }
 
-    fn step() -> impl Strategy<Value = (u64, u32, u32, u32, u32)> {
+    fn step() -> impl Strategy<Value = (u64, u32, u32, u32, u32, u32)> {
         (
             prop_oneof![1u64..17, 1u64..300, 1u64..100_000],
             0u32..4,
             prop_oneof![0u32..40, 0u32..100_000],
             0u32..200,
             prop_oneof![0u32..4, 0u32..1000],
+            prop_oneof![Just(0u32), 0u32..4, 0u32..300],
         )
     }
 
@@ -405,8 +431,8 @@ mod tests {
                         // Node ids are renumbered (depth-first); the frames
                         // below compare what they name.
                         prop_assert_eq!(
-                            (g.address, g.file, g.line, g.node == 0),
-                            (r.address, r.file, r.line, r.node == 0)
+                            (g.address, g.file, g.line, g.node == 0, g.discriminator),
+                            (r.address, r.file, r.line, r.node == 0, r.discriminator)
                         );
                         prop_assert_eq!(g.column, if columns { r.column } else { 0 });
                         // The chain walks the parents, call sites as stored.
@@ -434,7 +460,7 @@ mod tests {
 
     #[test]
     fn tables_that_break_the_rules_are_refused() {
-        let t = table(&[(4, 1, 1, 0, 1), (4, 1, 2, 0, 1)], 3);
+        let t = table(&[(4, 1, 1, 0, 1, 0), (4, 1, 2, 0, 1, 0)], 3);
         let mut bad = t.clone();
         bad.rows.swap(0, 1);
         assert!(encode_lines(&bad, false).is_err());
