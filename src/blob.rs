@@ -260,3 +260,27 @@ pub fn describe(k: &Kallsyms<'_>) -> std::string::String {
     }
     s
 }
+
+/// Writes every symbol of `k` as `ADDR TYPE NAME[\t[module]]` lines, in
+/// address order (`ksym-pack --dump`): for v2, exactly what ksym-filter
+/// wrote (FORMAT.md part II).
+///
+/// Errors: write errors.
+#[cfg(feature = "std")]
+pub fn dump(k: &Kallsyms<'_>, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let mut line = std::vec::Vec::with_capacity(256);
+    for s in k.symbols() {
+        line.clear();
+        crate::hex::push_u64_padded(&mut line, s.address);
+        line.extend_from_slice(&[b' ', s.symbol_type, b' ']);
+        s.name.extend_into(&mut line);
+        if let Some(m) = s.module {
+            line.extend_from_slice(b"\t[");
+            line.extend_from_slice(m);
+            line.push(b']');
+        }
+        line.push(b'\n');
+        out.write_all(&line)?;
+    }
+    Ok(())
+}

@@ -5,7 +5,7 @@
 
 use std::fmt::Display;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, IsTerminal};
+use std::io::{self, BufRead, BufReader, IsTerminal, Write};
 use std::process::ExitCode;
 
 /// Input buffer size of the tools, in bytes.
@@ -103,4 +103,45 @@ pub fn parse_hex_arg(opt: &str, val: std::ffi::OsString) -> Result<u64, CliError
         .unwrap_or(&s);
     crate::hex::parse_u64(d.as_bytes())
         .ok_or_else(|| CliError::Usage(format!("{opt}: expected a hex address, got `{s}`")))
+}
+
+/// Writes to a temporary file beside `path` and renames it over `path`:
+/// readers see the old file or the whole new one, never a part. No fsync: the
+/// blob is a build output, which linkers and objcopy do not sync either.
+///
+/// Errors: the temporary file cannot be made, written or renamed (named
+/// after `path`); a failed write leaves no file behind.
+pub fn write_atomically(
+    path: &std::path::Path,
+    write: &dyn Fn(&mut dyn io::Write) -> io::Result<()>,
+) -> Result<(), CliError> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let fail = |e: io::Error| CliError::input(path.display(), e);
+    let mut b = tempfile::Builder::new();
+    b.prefix(".ksym-pack.");
+    // 0666 less the umask, as `> FILE` would give (tempfile's default is 0600).
+    #[cfg(unix)]
+    b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = b.tempfile_in(dir).map_err(fail)?;
+    let mut out = io::BufWriter::with_capacity(IN_BUF, tmp.as_file_mut());
+    write(&mut out).map_err(fail)?;
+    out.flush().map_err(fail)?;
+    drop(out);
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+/// Hex bytes, an even number of digits, optionally after `0x` (a build-id
+/// as `file` or `readelf -n` prints it); `None` otherwise.
+pub fn parse_build_id(s: &str) -> Option<Vec<u8>> {
+    let d = s.strip_prefix("0x").unwrap_or(s).as_bytes();
+    if d.is_empty() || d.len() % 2 != 0 {
+        return None;
+    }
+    d.chunks(2)
+        .map(|c| crate::hex::parse_u64(c).map(|v| v as u8))
+        .collect()
 }

@@ -448,3 +448,35 @@ fn sweep(
         strings: strings.strings,
     })
 }
+
+/// [`read_source_table`], then [`symbols_match`] against the `addresses`
+/// of the symbol list packed beside it: what `ksym-pack --lines ELF` does.
+/// Returns the table and a one-line summary for `-v`.
+///
+/// Errors: those of [`read_source_table`], and a list whose addresses are
+/// mostly not the ELF file's symbols (another build, or a KASLR-slid
+/// /proc/kallsyms).
+pub fn source_table_for(
+    elf: &Path,
+    addresses: impl Iterator<Item = u64>,
+) -> Result<(SourceTable, String), DwarfError> {
+    let (table, stats) = read_source_table(elf)?;
+    if !symbols_match(&stats, addresses) {
+        return Err(fail(format!(
+            "most symbol addresses are not symbols of {}: the list and the ELF file are of different builds, or the list is slid (a KASLR /proc/kallsyms; use `nm -n {}`)",
+            elf.display(),
+            elf.display()
+        )));
+    }
+    let desc = format!(
+        "{}: {} units, {} boundaries, {} rows, {} inline nodes, {} files, {} strings",
+        elf.display(),
+        stats.units,
+        stats.boundaries,
+        table.rows.len(),
+        table.nodes.len(),
+        table.files.len(),
+        table.strings.len()
+    );
+    Ok((table, desc))
+}

@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use ksym::blobfile::AlignedBlob;
-use ksym::cli::{CliError, IN_BUF, main_with, open_input, stdout_error, stdout_is_terminal};
-use ksym::hex;
+use ksym::cli::{
+    CliError, IN_BUF, main_with, open_input, parse_build_id, stdout_error, stdout_is_terminal,
+    write_atomically,
+};
 use ksym::tokens::TokenStrategy;
 use ksym::v2::write::{V2Options, pack_v2};
 use ksym::writer::{Layout, SymbolList};
@@ -113,17 +115,6 @@ fn parse_args() -> Result<Mode, CliError> {
     })
 }
 
-/// Hex bytes, an even number of digits (a build-id as `file` or `readelf -n` prints it).
-fn parse_build_id(s: &str) -> Option<Vec<u8>> {
-    let d = s.strip_prefix("0x").unwrap_or(s).as_bytes();
-    if d.is_empty() || d.len() % 2 != 0 {
-        return None;
-    }
-    d.chunks(2)
-        .map(|c| hex::parse_u64(c).map(|v| v as u8))
-        .collect()
-}
-
 fn open_blob(path: &Path) -> Result<AlignedBlob, CliError> {
     AlignedBlob::read_file(path).map_err(|e| CliError::input(path.display(), e))
 }
@@ -143,20 +134,7 @@ fn run() -> Result<(), CliError> {
             let k = Kallsyms::from_blob(blob.as_bytes(), None, None)
                 .map_err(|e| CliError::input(path.display(), e))?;
             let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
-            let mut line = Vec::with_capacity(256);
-            for s in k.symbols() {
-                line.clear();
-                hex::push_u64_padded(&mut line, s.address);
-                line.extend_from_slice(&[b' ', s.symbol_type, b' ']);
-                s.name.extend_into(&mut line);
-                if let Some(m) = s.module {
-                    line.extend_from_slice(b"\t[");
-                    line.extend_from_slice(m);
-                    line.push(b']');
-                }
-                line.push(b'\n');
-                out.write_all(&line).map_err(stdout_error)?;
-            }
+            ksym::blob::dump(&k, &mut out).map_err(stdout_error)?;
             out.flush().map_err(stdout_error)
         }
         Mode::Pack {
@@ -186,27 +164,11 @@ fn run() -> Result<(), CliError> {
                 }
                 Format::V2 => {
                     if let Some((elf, columns)) = lines {
-                        let (table, stats) = ksym::dwarf::read_source_table(&elf)
-                            .map_err(|e| CliError::Input(e.to_string()))?;
                         let addrs = (0..list.len()).map(|i| list.address(i));
-                        if !ksym::dwarf::symbols_match(&stats, addrs) {
-                            return Err(CliError::Input(format!(
-                                "{input}: most symbol addresses are not symbols of {}: the list and the ELF file are of different builds, or the list is slid (a KASLR /proc/kallsyms; use `nm -n {}`)",
-                                elf.display(),
-                                elf.display()
-                            )));
-                        }
+                        let (table, desc) = ksym::dwarf::source_table_for(&elf, addrs)
+                            .map_err(|e| CliError::input(&input, e))?;
                         if verbose {
-                            eprintln!(
-                                "ksym-pack: {}: {} units, {} boundaries, {} rows, {} inline nodes, {} files, {} strings",
-                                elf.display(),
-                                stats.units,
-                                stats.boundaries,
-                                table.rows.len(),
-                                table.nodes.len(),
-                                table.files.len(),
-                                table.strings.len()
-                            );
+                            eprintln!("ksym-pack: {desc}");
                         }
                         v2.lines = Some((table, columns));
                     }
@@ -227,29 +189,6 @@ fn run() -> Result<(), CliError> {
             }
         }
     }
-}
-
-/// Writes to a temporary file beside `path` and renames it over `path`:
-/// readers see the old file or the whole new one, never a part. No fsync: the
-/// blob is a build output, which linkers and objcopy do not sync either.
-fn write_atomically(path: &Path, write: &WriteBlob<'_>) -> Result<(), CliError> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let fail = |e: io::Error| CliError::input(path.display(), e);
-    let mut b = tempfile::Builder::new();
-    b.prefix(".ksym-pack.");
-    // 0666 less the umask, as `> FILE` would give (tempfile's default is 0600).
-    #[cfg(unix)]
-    b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut tmp = b.tempfile_in(dir).map_err(fail)?;
-    let mut out = io::BufWriter::with_capacity(IN_BUF, tmp.as_file_mut());
-    write(&mut out).map_err(fail)?;
-    out.flush().map_err(fail)?;
-    drop(out);
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
 }
 
 fn main() -> ExitCode {

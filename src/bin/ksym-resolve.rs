@@ -113,37 +113,8 @@ fn run() -> Result<(), CliError> {
     for path in &args.inputs {
         resolver.run(open_input(path)?, &mut out)?;
     }
-    let st = resolver.stats();
-    if let Some((slide, line)) = st.learnt_slide {
-        eprintln!(
-            "ksym-resolve: KASLR slide {slide:#x} (from the symbol reference on input line {line})"
-        );
-    }
-    if st.lookups > 0 && st.zero == st.lookups {
-        eprintln!(
-            "ksym-resolve: warning: every kernel address was zero: the capture was taken under kptr_restrict"
-        );
-    } else if st.lookups >= 16
-        && st.resolved * 2 < st.lookups
-        && args.opts.slide == 0
-        && st.learnt_slide.is_none()
-    {
-        eprintln!(
-            "ksym-resolve: warning: {} of {} addresses matched no symbol; if the kernel ran with KASLR, pass --offset SLIDE (runtime _stext minus {:#x}) or --kaslr-from-sym",
-            st.lookups - st.resolved,
-            st.lookups,
-            map.stext().unwrap_or(0)
-        );
-    }
-    if st.mismatched > 0 {
-        let built = match map.release() {
-            Some(r) => format!("the blob is of {}", String::from_utf8_lossy(r)),
-            None => "another kernel build?".into(),
-        };
-        eprintln!(
-            "ksym-resolve: warning: {} of {} func+0xoff references in the input disagree with the blob ({built})",
-            st.mismatched, st.checked
-        );
+    for note in resolver.stats().notes(&map, args.opts.slide) {
+        eprintln!("ksym-resolve: {note}");
     }
     Ok(())
 }

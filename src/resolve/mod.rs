@@ -104,6 +104,51 @@ pub struct ResolveStats {
     pub learnt_slide: Option<(u64, u64)>,
 }
 
+impl ResolveStats {
+    /// What a run should tell its user on stderr, one message each: the
+    /// learnt KASLR slide; warnings when every address was zero
+    /// (kptr_restrict), when most matched nothing while `slide` was 0 and
+    /// none was learnt (KASLR), and when `func+0xoff` references
+    /// disagreed with `map` (naming its release when it has one).
+    pub fn notes(&self, map: &Kallsyms<'_>, slide: u64) -> Vec<String> {
+        let st = self;
+        let mut notes = Vec::new();
+        if let Some((slide, line)) = st.learnt_slide {
+            notes.push(format!(
+                "KASLR slide {slide:#x} (from the symbol reference on input line {line})"
+            ));
+        }
+        if st.lookups > 0 && st.zero == st.lookups {
+            notes.push(
+                "warning: every kernel address was zero: the capture was taken under kptr_restrict"
+                    .into(),
+            );
+        } else if st.lookups >= 16
+            && st.resolved * 2 < st.lookups
+            && slide == 0
+            && st.learnt_slide.is_none()
+        {
+            notes.push(format!(
+                "warning: {} of {} addresses matched no symbol; if the kernel ran with KASLR, pass --offset SLIDE (runtime _stext minus {:#x}) or --kaslr-from-sym",
+                st.lookups - st.resolved,
+                st.lookups,
+                map.stext().unwrap_or(0)
+            ));
+        }
+        if st.mismatched > 0 {
+            let built = match map.release() {
+                Some(r) => format!("the blob is of {}", String::from_utf8_lossy(r)),
+                None => "another kernel build?".into(),
+            };
+            notes.push(format!(
+                "warning: {} of {} func+0xoff references in the input disagree with the blob ({built})",
+                st.mismatched, st.checked
+            ));
+        }
+        notes
+    }
+}
+
 /// Rewrites lines against one blob (either format).
 #[derive(Debug)]
 pub struct Resolver<'m, 'a> {
