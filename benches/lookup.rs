@@ -3,7 +3,9 @@
 //! bcc-style `Vec<(u64, String)>`), name lookups (ksym vs `Vec<String>`), and
 //! packing; v2 blobs beside v1 in each group (`ksym_v2` vs `ksym`).
 //! Input: the corpus' /proc/kallsyms when ../shared/corpus exists, else the
-//! sample in tests/data.
+//! sample in tests/data. Source lines (`lines` group): the committed test
+//! program, and `KSYM_VMLINUX` (a vmlinux with DWARF) when set, each beside
+//! the addr2line crate's `find_frames` on the same addresses.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -199,5 +201,82 @@ fn benches(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(lookup, benches);
+/// A v2 blob with the `lines` section of `elf` and its text symbols.
+fn lines_blob(elf: &Path, list: &SymbolList) -> AlignedBlob {
+    let addrs = (0..list.len()).map(|i| list.address(i));
+    let (table, _) = ksym::dwarf::source_table_for(elf, addrs).unwrap();
+    let opts = V2Options {
+        lines: Some((table, false)),
+        ..V2Options::default()
+    };
+    AlignedBlob::copy_from(&pack_v2(list, &opts).unwrap().blob)
+}
+
+fn lines(c: &mut Criterion) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lines");
+    let mut inputs = vec![(
+        "inl",
+        root.join("inl.elf"),
+        text_symbols(&std::fs::read(root.join("inl.elf.syms")).unwrap()),
+    )];
+    if let Some(v) = std::env::var_os("KSYM_VMLINUX") {
+        let v = std::path::PathBuf::from(v);
+        let nm = std::process::Command::new("nm")
+            .arg("-n")
+            .arg(&v)
+            .output()
+            .unwrap();
+        inputs.push(("vmlinux", v, text_symbols(&nm.stdout)));
+    }
+    let mut g = c.benchmark_group("lines");
+    for (name, elf, syms) in inputs {
+        let blob = lines_blob(&elf, &syms);
+        drop(syms);
+        let k = KallsymsV2::from_blob(blob.as_bytes(), None, None).unwrap();
+        let l = *k.lines().unwrap();
+        let (lo, hi) = l.span();
+        let addrs = random_addresses(lo, hi, 10_000);
+        g.throughput(Throughput::Elements(addrs.len() as u64));
+        g.bench_function(format!("{name}/ksym_find_and_frames"), |b| {
+            b.iter(|| {
+                let mut n = 0usize;
+                for &a in &addrs {
+                    if let Some(r) = l.find(a) {
+                        n += l.frames(&r).map(|f| f.line as usize).sum::<usize>();
+                    }
+                }
+                black_box(n)
+            })
+        });
+        // Baseline: the addr2line crate over the ELF file itself (after its
+        // first pass over every address, so its lazy parsing is done).
+        use object::{Object, ObjectSection};
+        let data = std::fs::read(&elf).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        let load = |id: gimli::SectionId| -> Result<std::borrow::Cow<'_, [u8]>, gimli::Error> {
+            Ok(obj
+                .section_by_name(id.name())
+                .and_then(|s| s.uncompressed_data().ok())
+                .unwrap_or_default())
+        };
+        let sections = gimli::DwarfSections::load(load).unwrap();
+        let dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, gimli::RunTimeEndian::Little));
+        let ctx = addr2line::Context::from_dwarf(dwarf).unwrap();
+        g.bench_function(format!("{name}/addr2line_crate_find_frames"), |b| {
+            b.iter(|| {
+                let mut n = 0usize;
+                for &a in &addrs {
+                    let mut it = ctx.find_frames(a).skip_all_loads().unwrap();
+                    while let Ok(Some(f)) = it.next() {
+                        n += f.location.and_then(|l| l.line).unwrap_or(0) as usize;
+                    }
+                }
+                black_box(n)
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(lookup, benches, lines);
 criterion_main!(lookup);
