@@ -285,25 +285,30 @@ impl<'a> LineTable<'a> {
     /// the bytes do not decode (a forged blob).
     #[inline]
     fn decode_block(&self, b: usize, addr: u64, mut f: impl FnMut(&SourceRow)) -> bool {
-        let mut at = u32_at(self.blocks, 8 * b + 4) as usize;
-        let count = LINE_BLOCK.min(self.nrows - b * LINE_BLOCK);
-        let s = self.rows;
+        self.decode_rows(b, addr, &mut f).is_some()
+    }
+
+    /// [`LineTable::decode_block`]'s loop: the state in locals, one match
+    /// per opcode; `None` when the bytes do not decode.
+    #[inline(always)]
+    fn decode_rows(&self, b: usize, addr: u64, f: &mut impl FnMut(&SourceRow)) -> Option<()> {
+        let at0 = u32_at(self.blocks, 8 * b + 4) as usize;
+        let s = self.rows.get(at0..)?;
+        let count = LINE_BLOCK.min(self.nrows.checked_sub(b * LINE_BLOCK)?);
+        let mut at = 0usize;
         let mut r = SourceRow {
             address: self.block_start(b),
             ..SourceRow::default()
         };
-        let mut first = || -> Option<()> {
-            r.file = u32::try_from(uleb(s, &mut at)?).ok()?;
-            r.line = u32::try_from(uleb(s, &mut at)?).ok()?;
-            if self.columns {
-                r.column = u32::try_from(uleb(s, &mut at)?).ok()?;
-            }
-            r.node = u32::try_from(uleb(s, &mut at)?).ok()?;
-            r.discriminator = u32::try_from(uleb(s, &mut at)?).ok()?;
-            Some(())
-        };
-        if first().is_none() || r.address > addr {
-            return r.address > addr;
+        r.file = u32::try_from(uleb(s, &mut at)?).ok()?;
+        r.line = u32::try_from(uleb(s, &mut at)?).ok()?;
+        if self.columns {
+            r.column = u32::try_from(uleb(s, &mut at)?).ok()?;
+        }
+        r.node = u32::try_from(uleb(s, &mut at)?).ok()?;
+        r.discriminator = u32::try_from(uleb(s, &mut at)?).ok()?;
+        if r.address > addr {
+            return Some(());
         }
         f(&r);
         let mut recent = RecentStates::default();
@@ -312,78 +317,58 @@ impl<'a> LineTable<'a> {
         // are relative to it (FORMAT.md §15.2).
         let mut top = r.node;
         for _ in 1..count {
-            let Some(op) = s.get(at).copied() else {
-                return false;
-            };
+            let op = *s.get(at)?;
             at += 1;
+            r.discriminator = 0;
             if op < 0x80 {
                 r.address = r.address.wrapping_add(u64::from(op >> 3) + 1);
                 r.line = r.line.wrapping_add_signed(i32::from(op & 7) - 2);
-                r.discriminator = 0;
             } else {
-                let mut step = || -> Option<SourceRow> {
-                    let mut n = r;
-                    let recall = match op {
-                        0x80..=0xBF => Some((usize::from(op >> 3 & 7), i64::from(op & 7) - 2)),
-                        0xC8..=0xD7 => Some((usize::from(op & 7), 0)),
-                        0xE0..=0xFF => Some((usize::from(op >> 2 & 7), i64::from(op & 3) - 1)),
-                        0xC0..=0xC7 => None,
-                        _ => return None,
-                    };
-                    n.discriminator = 0;
-                    n.address = n.address.checked_add(uleb(s, &mut at)?)?;
-                    match recall {
-                        Some((j, small)) => {
-                            let (node, file, line) = recent.get(j)?;
-                            let d = if (0xC8..0xE0).contains(&op) {
-                                unzig(uleb(s, &mut at)?)
-                            } else {
-                                small
-                            };
-                            (n.node, n.file) = (node, file);
-                            n.line = (i64::from(line) + d).try_into().ok()?;
-                            if op >= 0xD0 {
-                                n.discriminator = u32::try_from(uleb(s, &mut at)?).ok()?;
-                            }
-                        }
-                        None => {
-                            n.line = (i64::from(n.line) + unzig(uleb(s, &mut at)?))
-                                .try_into()
-                                .ok()?;
-                            if op & 1 != 0 {
-                                n.file = u32::try_from(uleb(s, &mut at)?).ok()?;
-                            }
-                            if op & 2 != 0 {
-                                n.node = (i64::from(top) + unzig(uleb(s, &mut at)?))
-                                    .try_into()
-                                    .ok()?;
-                            }
-                            if op & 4 != 0 {
-                                n.discriminator = u32::try_from(uleb(s, &mut at)?).ok()?;
-                            }
+                r.address = r.address.checked_add(uleb(s, &mut at)?)?;
+                match op {
+                    0x80..=0xBF | 0xC8..=0xD7 | 0xE0..=0xFF => {
+                        let (j, d) = match op {
+                            0x80..=0xBF => (op >> 3 & 7, i64::from(op & 7) - 2),
+                            0xE0..=0xFF => (op >> 2 & 7, i64::from(op & 3) - 1),
+                            _ => (op & 7, unzig(uleb(s, &mut at)?)),
+                        };
+                        let (node, file, line) = recent.get(usize::from(j))?;
+                        (r.node, r.file) = (node, file);
+                        r.line = (i64::from(line) + d).try_into().ok()?;
+                        if op >= 0xD0 {
+                            r.discriminator = u32::try_from(uleb(s, &mut at)?).ok()?;
                         }
                     }
-                    Some(n)
-                };
-                match step() {
-                    Some(n) => r = n,
-                    None => return false,
+                    0xC0..=0xC7 => {
+                        r.line = (i64::from(r.line) + unzig(uleb(s, &mut at)?))
+                            .try_into()
+                            .ok()?;
+                        if op & 1 != 0 {
+                            r.file = u32::try_from(uleb(s, &mut at)?).ok()?;
+                        }
+                        if op & 2 != 0 {
+                            r.node = (i64::from(top) + unzig(uleb(s, &mut at)?))
+                                .try_into()
+                                .ok()?;
+                        }
+                        if op & 4 != 0 {
+                            r.discriminator = u32::try_from(uleb(s, &mut at)?).ok()?;
+                        }
+                    }
+                    _ => return None,
                 }
             }
             if self.columns {
-                match uleb(s, &mut at).and_then(|c| u32::try_from(c).ok()) {
-                    Some(c) => r.column = c,
-                    None => return false,
-                }
+                r.column = u32::try_from(uleb(s, &mut at)?).ok()?;
             }
             if r.address > addr {
-                return true;
+                return Some(());
             }
             recent.touch(r.node, r.file, r.line);
             top = top.max(r.node);
             f(&r);
         }
-        true
+        Some(())
     }
 
     /// The row `addr` falls in, or `None` when it is outside the table or in
