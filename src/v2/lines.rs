@@ -270,7 +270,7 @@ impl<'a> LineTable<'a> {
     pub fn span(&self) -> (u64, u64) {
         let last = self.nrows.div_ceil(LINE_BLOCK) - 1;
         let mut end = self.base;
-        self.decode_block(last, u64::MAX, |r| end = r.address);
+        let _ = self.decode_block(last, u64::MAX, |r| end = r.address);
         (self.base, end)
     }
 
@@ -281,17 +281,11 @@ impl<'a> LineTable<'a> {
     }
 
     /// Decodes block `b`'s rows in order, calling `f` on each whose address
-    /// is at most `addr`; stops at the first one past it. Returns false when
-    /// the bytes do not decode (a forged blob).
-    #[inline]
-    fn decode_block(&self, b: usize, addr: u64, mut f: impl FnMut(&SourceRow)) -> bool {
-        self.decode_rows(b, addr, &mut f).is_some()
-    }
-
-    /// [`LineTable::decode_block`]'s loop: the state in locals, one match
-    /// per opcode; `None` when the bytes do not decode.
+    /// is at most `addr`; stops at the first one past it. `None` when the
+    /// bytes do not decode (a forged blob). The state lives in locals, one
+    /// match per opcode.
     #[inline(always)]
-    fn decode_rows(&self, b: usize, addr: u64, f: &mut impl FnMut(&SourceRow)) -> Option<()> {
+    fn decode_block(&self, b: usize, addr: u64, mut f: impl FnMut(&SourceRow)) -> Option<()> {
         let at0 = u32_at(self.blocks, 8 * b + 4) as usize;
         let s = self.rows.get(at0..)?;
         let count = LINE_BLOCK.min(self.nrows.checked_sub(b * LINE_BLOCK)?);
@@ -426,9 +420,7 @@ impl<'a> LineTable<'a> {
             return None;
         }
         let mut hit = None;
-        if !self.decode_block(b, addr, |r| hit = Some(*r)) {
-            return None;
-        }
+        self.decode_block(b, addr, |r| hit = Some(*r))?;
         let r = hit?;
         // The end row (last of all) has file 0 and node 0 too.
         (r.file != 0 || r.node != 0).then_some(r)
@@ -513,7 +505,7 @@ impl<'a> LineTable<'a> {
                     && (r.node as usize) < self.nnodes;
                 last = Some(r.address);
             });
-            if !decoded || !ok || count != LINE_BLOCK.min(self.nrows - b * LINE_BLOCK) {
+            if decoded.is_none() || !ok || count != LINE_BLOCK.min(self.nrows - b * LINE_BLOCK) {
                 return Err(bad(
                     0,
                     "a row block does not decode, ascend or stay in its tables",

@@ -2,27 +2,13 @@
 //! [`SourceTable`] in, the section's bytes out.
 
 use super::layout::*;
-use super::write::Bits;
+use super::write::{Bits, push_uleb as uleb};
 use crate::writer::{PackError, PackErrorKind};
 
-/// One row of the address → source step function: from `address` up to the
-/// next row's address, the innermost location is `file:line:column` and
-/// the function chain is `node` (FORMAT.md §15.2).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LineRow {
-    /// First address of the row.
-    pub address: u64,
-    /// File id (index into [`SourceTable::files`]); 0: no line information.
-    pub file: u32,
-    /// Line number; 0: unknown.
-    pub line: u32,
-    /// Column number; 0: unknown or left edge.
-    pub column: u32,
-    /// Innermost function (index into [`SourceTable::nodes`]); 0: none.
-    pub node: u32,
-    /// The line-table row's discriminator (DWARF 4+); 0: none.
-    pub discriminator: u32,
-}
+/// One row of the address → source step function, the same type the
+/// reader returns (FORMAT.md §15.2): ids index [`SourceTable::files`] and
+/// [`SourceTable::nodes`]; the writer renumbers nodes in depth-first order.
+pub use super::lines::SourceRow as LineRow;
 
 /// A function in the inline tree: the subprogram (`parent` 0) or an
 /// inlined subroutine called from `call_file:call_line:call_column` in its
@@ -58,18 +44,6 @@ pub struct SourceTable {
 
 /// Stores columns (FORMAT.md §15.1 flag bit 0).
 pub const WITH_COLUMNS: u32 = 1;
-
-fn uleb(out: &mut Vec<u8>, mut v: u64) {
-    loop {
-        let b = (v & 0x7F) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
 
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64

@@ -313,16 +313,7 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
             })?;
             index.extend_from_slice(&at.to_le_bytes());
         } else {
-            let mut v = order.lcp[r];
-            loop {
-                let byte = (v & 0x7F) as u8;
-                v >>= 7;
-                if v == 0 {
-                    names.push(byte);
-                    break;
-                }
-                names.push(byte | 0x80);
-            }
+            push_uleb(&mut names, u64::from(order.lcp[r]));
         }
         names.extend_from_slice(enc.next().unwrap_or(&[]));
         names.push(NAME_END);
@@ -425,6 +416,19 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
         pair_codes: codes.pair_codes,
         raw_name_bytes: (0..m).map(|j| stored.name(j).len()).sum(),
     })
+}
+
+/// Appends `v` as unsigned LEB128 (the varints of FORMAT.md §11.2 and §15.2).
+pub(crate) fn push_uleb(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7F) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
 }
 
 /// A token table's bytes (FORMAT.md §11.3): 257 u16 offsets, then the
