@@ -42,6 +42,6 @@ echo "== the same addresses on the v2 blob"
 echo "== source lines: ksym-pack --format v2 --lines tests/data/lines/inl.elf (a C program, cc -O2 -g)"
 "$B/ksym-pack" --format v2 -v --lines tests/data/lines/inl.elf -o "$out/inl.v2.bin" tests/data/lines/inl.elf.syms
 "$B/ksym-pack" --check "$out/inl.v2.bin"
-printf '0x11a8\n0x121c\n' | "$B/ksym-resolve" --strip-prefix /build/ksym "$out/inl.v2.bin"
+printf '0x11c8\n0x12ec\n' | "$B/ksym-resolve" --strip-prefix /build/ksym "$out/inl.v2.bin"
 echo "== an oops line, as scripts/decode_stacktrace.sh prints it"
 echo '[   12.345681]  ? checked+0x2c/0x54' | "$B/ksym-resolve" --strip-prefix /build/ksym "$out/inl.v2.bin"
