@@ -11,12 +11,13 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ksym::blob::KallsymsMapped;
+use ksym::blob::list::SymbolList;
+use ksym::blob::v1::tokens::TokenStrategy;
+use ksym::blob::v1::write::pack;
+use ksym::blob::v2::KallsymsV2;
+use ksym::blob::v2::write::{V2Options, pack_v2};
 use ksym::blobfile::AlignedBlob;
-use ksym::reader::KallsymsMapped;
-use ksym::tokens::TokenStrategy;
-use ksym::v2::KallsymsV2;
-use ksym::v2::write::{V2Options, pack_v2};
-use ksym::writer::{SymbolList, pack};
 
 fn xz(path: &Path) -> Option<Vec<u8>> {
     let f = std::fs::File::open(path).ok()?;
@@ -41,8 +42,8 @@ fn input() -> (Vec<u8>, Option<Vec<u8>>) {
 fn text_symbols(k: &[u8]) -> SymbolList {
     let mut l = SymbolList::new();
     for line in k.split(|&b| b == b'\n') {
-        if let Ok(ksym::nm::NmLine::Symbol(s)) = ksym::nm::parse_line(line) {
-            if ksym::nm::is_text_type(s.symbol_type) {
+        if let Ok(ksym::text::nm::NmLine::Symbol(s)) = ksym::text::nm::parse_line(line) {
+            if ksym::text::nm::is_text_type(s.symbol_type) {
                 l.push(s.address, s.symbol_type, s.name).unwrap();
             }
         }
@@ -80,7 +81,7 @@ fn benches(c: &mut Criterion) {
     let realistic: Vec<u64> = match &perf {
         Some(p) => p
             .split(|&b| b == b'\n')
-            .filter_map(|l| ksym::hex::parse_u64(l.trim_ascii()))
+            .filter_map(|l| ksym::text::hex::parse_u64(l.trim_ascii()))
             .filter(|&a| a >= lo)
             .take(4096)
             .collect(),
@@ -171,11 +172,11 @@ fn benches(c: &mut Criterion) {
     }
     // What ksym-filter writes for these symbols: the lines ksym-pack parses.
     let mut filtered = Vec::new();
-    for s in ksym::reader::KallsymsMapped::from_blob(blob.as_bytes(), None, None)
+    for s in ksym::blob::KallsymsMapped::from_blob(blob.as_bytes(), None, None)
         .unwrap()
         .symbols()
     {
-        ksym::hex::push_u64_padded(&mut filtered, s.address);
+        ksym::text::hex::push_u64_padded(&mut filtered, s.address);
         filtered.extend_from_slice(&[b' ', s.symbol_type, b' ']);
         s.name.extend_into(&mut filtered);
         filtered.push(b'\n');

@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use crate::blob::Kallsyms;
-use crate::reader::KallsymsMapped;
+use crate::blob::v1::read::KallsymsMapped;
 
 /// Bucket `k` covers addresses `[base + (k << shift), base + ((k + 1) << shift))`;
 /// `starts[k]` is the number of symbol addresses below that range.
@@ -36,7 +36,7 @@ impl AddressIndex {
 
     /// Builds the index over `n` ascending addresses given by `address`
     /// (also the row blocks of a `lines` section, for
-    /// [`crate::v2::lines::LineTable::find_in`]).
+    /// [`crate::blob::v2::source_lines::read::LineTable::find_in`]).
     pub fn over(n: usize, address: impl Fn(usize) -> u64) -> Self {
         let map_address = address;
         if n == 0 {
@@ -91,9 +91,10 @@ impl AddressIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blob::list::SymbolList;
+    use crate::blob::v1::tokens::TokenStrategy;
+    use crate::blob::v1::write::pack;
     use crate::blobfile::AlignedBlob;
-    use crate::tokens::TokenStrategy;
-    use crate::writer::{SymbolList, pack};
 
     #[test]
     fn windowed_lookups_equal_full_lookups() {

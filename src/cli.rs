@@ -101,7 +101,7 @@ pub fn parse_hex_arg(opt: &str, val: std::ffi::OsString) -> Result<u64, CliError
         .strip_prefix("0x")
         .or_else(|| s.strip_prefix("0X"))
         .unwrap_or(&s);
-    crate::hex::parse_u64(d.as_bytes())
+    crate::text::hex::parse_u64(d.as_bytes())
         .ok_or_else(|| CliError::Usage(format!("{opt}: expected a hex address, got `{s}`")))
 }
 
@@ -142,6 +142,6 @@ pub fn parse_build_id(s: &str) -> Option<Vec<u8>> {
         return None;
     }
     d.chunks(2)
-        .map(|c| crate::hex::parse_u64(c).map(|v| v as u8))
+        .map(|c| crate::text::hex::parse_u64(c).map(|v| v as u8))
         .collect()
 }

@@ -24,7 +24,7 @@ use std::path::Path;
 
 use object::{Object, ObjectKind, ObjectSection, SectionFlags};
 
-use crate::v2::lines_write::{InlineNode, LineRow, SourceTable};
+use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
 
 /// Why DWARF could not be read.
 #[derive(Debug)]
@@ -81,7 +81,7 @@ pub fn symbols_match(stats: &DwarfStats, addresses: impl Iterator<Item = u64>) -
 ///
 /// Function names are DWARF's (linkage name first, as llvm-symbolizer
 /// prints them), Rust ones demangled like `ksym-filter` does
-/// ([`crate::demangle`]); files are joined with their unit's compilation
+/// ([`crate::text::demangle`]); files are joined with their unit's compilation
 /// directory and include directory, as `addr2line` and llvm-symbolizer
 /// print them.
 ///
@@ -174,7 +174,7 @@ fn llvm_symtab<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> SymbolT
         .filter_map(|s| {
             let name = s.name_bytes().ok()?;
             let mut d = Vec::new();
-            let name = if crate::demangle::demangle_rust(name, &mut d) {
+            let name = if crate::text::demangle::demangle_rust(name, &mut d) {
                 d
             } else {
                 name.to_vec()
@@ -375,7 +375,7 @@ fn sweep(
                     Some(n) => {
                         let raw = n.raw_name()?;
                         demangled.clear();
-                        if crate::demangle::demangle_rust(raw.as_bytes(), &mut demangled) {
+                        if crate::text::demangle::demangle_rust(raw.as_bytes(), &mut demangled) {
                             strings.id(&demangled)
                         } else {
                             strings.id(raw.as_bytes())

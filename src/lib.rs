@@ -3,26 +3,25 @@
 //!
 //! The blob formats are `docs/FORMAT.md`: v1 (the seed's, part I) and v2
 //! (ksym's compact, checksummed one, part II). Without the default `std`
-//! feature the crate is `#![no_std]` and holds only the readers —
-//! [`format`](mod@format) and [`reader`] (v1), [`v2`] (v2's layout and
-//! reader) and [`blob`] (one view over both): what a kernel links to print
-//! `func+0x1a` from a mapped blob, with no allocation.
+//! feature the crate is `#![no_std]` and holds only the readers: what a
+//! kernel links to print `func+0x1a` from a mapped blob, with no allocation.
 //!
-//! With `std`: [`nm`] reads nm/System.map/kallsyms lines, [`demangle`] turns
-//! Rust names into what people read, [`nameorder`] sorts names for `seqs` and token selection,
-//! [`tokens`] chooses the token table,
-//! [`writer`] builds the blob, [`resolve`] rewrites address streams, and
-//! [`lines`], [`hex`], [`blobfile`] and [`cli`] are the I/O pieces they share;
-//! [`addrindex`] speeds up streams of address lookups; [`dwarf`] reads
-//! source lines and inline frames from an ELF file's DWARF.
+//! Layers, each importing only those below it:
+//! - [`kernel`]: the kernel's conventions both layers follow (text bounds).
+//! - [`text`] (std): `nm`/System.map/kallsyms lines, hex, Rust demangling.
+//! - [`blob`]: one folder per format ([`blob::v1`], [`blob::v2`], each with
+//!   its reader and, with std, its writer), what they share
+//!   ([`blob::symbol`], [`blob::list`], [`blob::nameorder`]), and the
+//!   format-neutral view [`Kallsyms`] on top.
+//! - std tools' pieces: [`dwarf`] (DWARF to a source table), [`addrindex`]
+//!   (lookup acceleration for streams), [`blobfile`] and [`cli`] (I/O), and
+//!   [`resolve`] (the address stream), which the binaries call.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod blob;
-pub mod format;
-pub mod reader;
-pub mod v2;
+pub mod kernel;
 
 #[cfg(feature = "std")]
 pub mod addrindex;
@@ -31,23 +30,45 @@ pub mod blobfile;
 #[cfg(feature = "std")]
 pub mod cli;
 #[cfg(feature = "std")]
-pub mod demangle;
-#[cfg(feature = "std")]
 pub mod dwarf;
-#[cfg(feature = "std")]
-pub mod hex;
-#[cfg(feature = "std")]
-pub mod lines;
-#[cfg(feature = "std")]
-pub mod nameorder;
-#[cfg(feature = "std")]
-pub mod nm;
 #[cfg(feature = "std")]
 pub mod resolve;
 #[cfg(feature = "std")]
-pub mod tokens;
-#[cfg(feature = "std")]
-pub mod writer;
+pub mod text;
 
-pub use blob::{Format, Kallsyms};
-pub use reader::{AddressHit, BlobError, BlobErrorKind, KallsymsMapped, Name, Symbol};
+pub use blob::{
+    AddressHit, BlobError, BlobErrorKind, Format, Kallsyms, KallsymsMapped, Name, Symbol,
+};
+
+// The paths of the flat layout before the blob formats got their folders
+// (`blob::v1`, `blob::v2`) and text input its own (`text`); kept so that
+// code written against them still builds.
+pub use blob::v1::layout as format;
+#[cfg(feature = "std")]
+pub use blob::{nameorder, v1::tokens};
+#[cfg(feature = "std")]
+pub use text::{demangle, hex, lines, nm};
+
+/// The v1 reader and the shared reader types, at their former path
+/// ([`blob::v1::read`], [`blob::symbol`]).
+pub mod reader {
+    pub use crate::blob::symbol::*;
+    pub use crate::blob::v1::read::*;
+}
+
+/// The v1 writer and the symbol list, at their former path
+/// ([`blob::v1::write`], [`blob::list`]).
+#[cfg(feature = "std")]
+pub mod writer {
+    pub use crate::blob::list::*;
+    pub use crate::blob::v1::write::*;
+}
+
+/// The v2 format at its former path ([`blob::v2`]); `lines` and
+/// `lines_write` are [`blob::v2::source_lines`]'s `read` and `write`.
+pub mod v2 {
+    pub use crate::blob::v2::source_lines::read as lines;
+    #[cfg(feature = "std")]
+    pub use crate::blob::v2::source_lines::write as lines_write;
+    pub use crate::blob::v2::*;
+}

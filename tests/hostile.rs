@@ -4,10 +4,11 @@
 
 mod common;
 use common::*;
+use ksym::blob::list::SymbolList;
+use ksym::blob::v1::tokens::TokenStrategy;
+use ksym::blob::v1::write::pack;
+use ksym::blob::{BlobErrorKind, KallsymsMapped};
 use ksym::blobfile::AlignedBlob;
-use ksym::reader::{BlobErrorKind, KallsymsMapped};
-use ksym::tokens::TokenStrategy;
-use ksym::writer::{SymbolList, pack};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 

@@ -69,7 +69,12 @@ fn blobs_are_byte_identical_to_the_recorded_digests() {
     let have_corpus = corpus_dir().is_some();
     if have_corpus {
         for name in CORPUS_SYMBOL_LISTS {
-            pack_all(&dir, &format!("corpus/{name}"), &corpus(name).unwrap(), &mut got);
+            pack_all(
+                &dir,
+                &format!("corpus/{name}"),
+                &corpus(name).unwrap(),
+                &mut got,
+            );
         }
     } else {
         let _ = corpus("kallsyms-6.18-x86_64.txt"); // prints the skip note
@@ -94,7 +99,9 @@ fn blobs_are_byte_identical_to_the_recorded_digests() {
         .collect();
     let mut checked = 0;
     for (k, v) in &got {
-        let w = want.get(k).unwrap_or_else(|| panic!("{k}: no recorded digest"));
+        let w = want
+            .get(k)
+            .unwrap_or_else(|| panic!("{k}: no recorded digest"));
         assert_eq!(v, w, "{k}: blob bytes changed (length crc64)");
         checked += 1;
     }

@@ -11,7 +11,7 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use ksym::v2::layout::SectionId;
+use ksym::blob::v2::layout::SectionId;
 use object::{Object, ObjectSection};
 
 /// One frame as compared: (function, file, line).
@@ -86,7 +86,7 @@ fn ours(blob: &Path, addrs: &[u64]) -> Vec<Vec<Frame>> {
 /// Rust names as ksym stores them (`rustc-demangle`'s alternate form).
 fn demangle(name: &str) -> String {
     let mut out = Vec::new();
-    if ksym::demangle::demangle_rust(name.as_bytes(), &mut out) {
+    if ksym::text::demangle::demangle_rust(name.as_bytes(), &mut out) {
         String::from_utf8(out).unwrap()
     } else {
         name.to_owned()
@@ -446,7 +446,7 @@ fn every_byte_of_a_lines_section_forged_past_its_crc_is_handled() {
         &["--lines", data("inl.elf").to_str().unwrap()],
     );
     let blob = std::fs::read(&blob_path).unwrap();
-    let k = ksym::v2::KallsymsV2::from_blob(&blob, None, None).unwrap();
+    let k = ksym::blob::v2::KallsymsV2::from_blob(&blob, None, None).unwrap();
     let sec = k
         .sections()
         .find(|s| s.id == SectionId::Lines)
@@ -457,8 +457,8 @@ fn every_byte_of_a_lines_section_forged_past_its_crc_is_handled() {
         for flip in [0x01u8, 0x80] {
             let mut b = blob.clone();
             b[at] ^= flip;
-            ksym::v2::write::reseal(&mut b);
-            let Ok(v) = ksym::v2::KallsymsV2::from_blob(&b, None, None) else {
+            ksym::blob::v2::write::reseal(&mut b);
+            let Ok(v) = ksym::blob::v2::KallsymsV2::from_blob(&b, None, None) else {
                 refused += 1;
                 continue;
             };
@@ -485,7 +485,7 @@ fn inputs_that_crashed_the_lines_fuzzer_are_handled() {
     for e in std::fs::read_dir(dir).unwrap() {
         let data = std::fs::read(e.unwrap().path()).unwrap();
         n += 1;
-        let Ok(t) = ksym::v2::lines::LineTable::parse(&data, 0) else {
+        let Ok(t) = ksym::blob::v2::source_lines::read::LineTable::parse(&data, 0) else {
             continue;
         };
         let _ = t.verify();

@@ -3,10 +3,11 @@
 //! builds are byte-identical; for both blob formats.
 
 use ksym::Kallsyms;
+use ksym::blob::list::SymbolList;
+use ksym::blob::v1::tokens::TokenStrategy;
+use ksym::blob::v1::write::pack;
+use ksym::blob::v2::write::{V2Options, pack_v2};
 use ksym::blobfile::AlignedBlob;
-use ksym::tokens::TokenStrategy;
-use ksym::v2::write::{V2Options, pack_v2};
-use ksym::writer::{SymbolList, pack};
 use proptest::prelude::*;
 
 type Sym = (u64, u8, Vec<u8>);

@@ -6,9 +6,9 @@
 mod common;
 use common::*;
 use ksym::Kallsyms;
+use ksym::blob::v2::KallsymsV2;
+use ksym::blob::v2::layout::SECTIONS;
 use ksym::blobfile::AlignedBlob;
-use ksym::v2::KallsymsV2;
-use ksym::v2::layout::SECTIONS;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
@@ -370,9 +370,9 @@ fn inputs_that_crashed_the_v2_fuzzer_stay_fixed() {
             .join("tests/data/fuzz-v2")
             .join(name);
         let mut blob = std::fs::read(&path).unwrap();
-        blob[..8].copy_from_slice(&ksym::v2::layout::MAGIC);
-        blob[8..10].copy_from_slice(&ksym::v2::layout::VERSION.to_le_bytes());
-        ksym::v2::write::reseal(&mut blob);
+        blob[..8].copy_from_slice(&ksym::blob::v2::layout::MAGIC);
+        blob[8..10].copy_from_slice(&ksym::blob::v2::layout::VERSION.to_le_bytes());
+        ksym::blob::v2::write::reseal(&mut blob);
         let aligned = AlignedBlob::copy_from(&blob);
         let Ok(v) = KallsymsV2::from_blob(aligned.as_bytes(), None, None) else {
             continue;

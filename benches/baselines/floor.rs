@@ -17,17 +17,17 @@ fn main() -> io::Result<()> {
     while input.read_until(b'\n', &mut line)? > 0 {
         let s = line.trim_ascii();
         let s = s.strip_prefix(b"0x").unwrap_or(s);
-        if let Some(a) = ksym::hex::parse_u64(s) {
+        if let Some(a) = ksym::text::hex::parse_u64(s) {
             buf.clear();
-            ksym::hex::push_u64_padded(&mut buf, a);
+            ksym::text::hex::push_u64_padded(&mut buf, a);
             let i = addrs.partition_point(|&x| u64::from_le(x) <= a);
             buf.push(b' ');
             if i == 0 {
                 buf.extend_from_slice(b"?");
             } else {
-                ksym::hex::push_u64_0x(&mut buf, (i - 1) as u64);
+                ksym::text::hex::push_u64_0x(&mut buf, (i - 1) as u64);
                 buf.push(b'+');
-                ksym::hex::push_u64_0x(&mut buf, a - u64::from_le(addrs[i - 1]));
+                ksym::text::hex::push_u64_0x(&mut buf, a - u64::from_le(addrs[i - 1]));
             }
             buf.push(b'\n');
             out.write_all(&buf)?;

@@ -5,7 +5,7 @@
 //! address and lie at or below it.
 #![no_main]
 
-use ksym::v2::lines::LineTable;
+use ksym::blob::v2::source_lines::read::LineTable;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,8 +3,8 @@
 //! the one-pass parser must agree with the general one wherever it answers.
 #![no_main]
 
-use ksym::lines::{Line, for_each_line};
-use ksym::nm::{NmLine, parse_canonical, parse_line};
+use ksym::text::lines::{Line, for_each_line};
+use ksym::text::nm::{NmLine, parse_canonical, parse_line};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

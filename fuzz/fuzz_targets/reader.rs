@@ -4,7 +4,7 @@
 #![no_main]
 
 use ksym::blobfile::AlignedBlob;
-use ksym::reader::KallsymsMapped;
+use ksym::blob::KallsymsMapped;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,9 +5,9 @@
 //! passes, lookups must agree with the symbols they came from.
 #![no_main]
 
-use ksym::v2::KallsymsV2;
-use ksym::v2::layout::{MAGIC, VERSION};
-use ksym::v2::write::reseal;
+use ksym::blob::v2::KallsymsV2;
+use ksym::blob::v2::layout::{MAGIC, VERSION};
+use ksym::blob::v2::write::reseal;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

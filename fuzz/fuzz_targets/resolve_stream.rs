@@ -8,10 +8,11 @@
 use ksym::Kallsyms;
 use ksym::blobfile::AlignedBlob;
 use ksym::resolve::{ResolveOptions, Resolver};
-use ksym::tokens::TokenStrategy;
-use ksym::v2::lines_write::{InlineNode, LineRow, SourceTable};
-use ksym::v2::write::{V2Options, pack_v2};
-use ksym::writer::{SymbolList, pack};
+use ksym::blob::v1::tokens::TokenStrategy;
+use ksym::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
+use ksym::blob::v2::write::{V2Options, pack_v2};
+use ksym::blob::list::SymbolList;
+use ksym::blob::v1::write::pack;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

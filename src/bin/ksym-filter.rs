@@ -4,12 +4,12 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+use ksym::blob::v1::layout::MAX_PAYLOAD_LEN;
 use ksym::cli::{CliError, IN_BUF, main_with, open_input};
-use ksym::demangle::demangle_rust;
-use ksym::format::MAX_PAYLOAD_LEN;
-use ksym::hex;
-use ksym::lines::{Line, for_each_line};
-use ksym::nm::{
+use ksym::text::demangle::demangle_rust;
+use ksym::text::hex;
+use ksym::text::lines::{Line, for_each_line};
+use ksym::text::nm::{
     NmLine, is_mapping_or_local_label, is_text_bound, is_text_type, parse_canonical, parse_line,
 };
 

@@ -5,14 +5,15 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use ksym::blob::list::SymbolList;
+use ksym::blob::v1::tokens::TokenStrategy;
+use ksym::blob::v1::write::Layout;
+use ksym::blob::v2::write::{V2Options, pack_v2};
 use ksym::blobfile::AlignedBlob;
 use ksym::cli::{
     CliError, IN_BUF, main_with, open_input, parse_build_id, stdout_error, stdout_is_terminal,
     write_atomically,
 };
-use ksym::tokens::TokenStrategy;
-use ksym::v2::write::{V2Options, pack_v2};
-use ksym::writer::{Layout, SymbolList};
 use ksym::{Format, Kallsyms};
 
 const USAGE: &str = "usage: ksym-pack [OPTIONS] [INPUT|-]

@@ -4,10 +4,11 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+use ksym::blob::list::SymbolList;
+use ksym::blob::v1::tokens::TokenStrategy;
+use ksym::blob::v1::write::Layout;
+use ksym::blob::v2::write::{V2Options, pack_v2};
 use ksym::cli::{CliError, IN_BUF, main_with, open_input};
-use ksym::tokens::TokenStrategy;
-use ksym::v2::write::{V2Options, pack_v2};
-use ksym::writer::{Layout, SymbolList};
 
 const USAGE: &str = "usage: ksym-tokens [--tokens optimal|seed] [--summary] [INPUT|-]
 Prints the v1 prefix-token table ksym-pack would choose: `ID USES LEN SAVED TOKEN`

@@ -3,7 +3,7 @@
 
 use super::kinds::{Stacktrace, find, is_blank};
 use super::*;
-use crate::v2::lines::SourceFrame;
+use crate::blob::v2::source_lines::read::SourceFrame;
 
 /// Appends `frame`'s path, `dir/file` (nothing without a file).
 pub(super) fn push_path(out: &mut Vec<u8>, lines: &LineTable<'_>, frame: &SourceFrame) {

@@ -38,11 +38,11 @@
 use std::io::{self, BufRead, Write};
 
 use crate::addrindex::AddressIndex;
+use crate::blob::AddressHit;
 use crate::blob::Kallsyms;
-use crate::hex;
-use crate::lines::{Line, for_each_line};
-use crate::reader::AddressHit;
-use crate::v2::lines::{LineTable, SourceRow};
+use crate::blob::v2::source_lines::read::{LineTable, SourceRow};
+use crate::text::hex;
+use crate::text::lines::{Line, for_each_line};
 
 mod emit;
 mod kinds;
@@ -171,7 +171,7 @@ pub struct Resolver<'m, 'a> {
     /// The prefix oops lines strip from paths (decode_stacktrace.sh's base path).
     oops_prefix: Vec<u8>,
     /// An address's frames, reused.
-    frames: Vec<crate::v2::lines::SourceFrame>,
+    frames: Vec<crate::blob::v2::source_lines::read::SourceFrame>,
     /// Source paths (`dir/file`) decoded once, by file id.
     paths: DecodedCache,
     /// Function names of frames decoded once, by string id.
@@ -257,7 +257,7 @@ struct NameCache {
 impl NameCache {
     /// Reads the cache entry and first byte `push` will read for `name`.
     #[inline]
-    fn touch(&self, name: &crate::reader::Name<'_>) -> u8 {
+    fn touch(&self, name: &crate::blob::Name<'_>) -> u8 {
         let Some(e) = name.coded().and_then(|c| self.at.get(c.key().0)) else {
             return 0;
         };
@@ -266,13 +266,13 @@ impl NameCache {
 
     /// Appends `name` to `out`, from the cache when it holds it.
     #[inline]
-    fn push(&mut self, out: &mut Vec<u8>, name: &crate::reader::Name<'_>) {
+    fn push(&mut self, out: &mut Vec<u8>, name: &crate::blob::Name<'_>) {
         let Some(c) = name.coded() else {
             return name.extend_into(out);
         };
         let (rank, pfx) = c.key();
         if pfx {
-            out.extend_from_slice(crate::v2::layout::PFX);
+            out.extend_from_slice(crate::blob::v2::layout::PFX);
         }
         if rank >= self.at.len() {
             self.at.resize(rank + 1, 0);
@@ -506,10 +506,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
 /// symbol the writer refuses.
 pub fn pack_kallsyms_text(
     text: &[u8],
-) -> Result<crate::blobfile::AlignedBlob, crate::writer::PackError> {
-    use crate::nm::{NmLine, is_text_type, parse_line};
-    use crate::v2::write::{V2Options, pack_v2};
-    use crate::writer::{PackError, PackErrorKind, SymbolList};
+) -> Result<crate::blobfile::AlignedBlob, crate::blob::list::PackError> {
+    use crate::blob::list::{PackError, PackErrorKind, SymbolList};
+    use crate::blob::v2::write::{V2Options, pack_v2};
+    use crate::text::nm::{NmLine, is_text_type, parse_line};
     let mut list = SymbolList::new();
     for (n, line) in text.split(|&b| b == b'\n').enumerate() {
         let at_line = |kind| PackError {

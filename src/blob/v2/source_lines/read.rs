@@ -2,12 +2,12 @@
 //! address → source location and inline frames, innermost first, with no
 //! allocation (a kernel can print `fs/read_write.c:477` from it).
 
-use super::layout::*;
-use super::read::Tokens;
-use crate::reader::{BlobError, BlobErrorKind};
+use crate::blob::symbol::{BlobError, BlobErrorKind};
+use crate::blob::v2::layout::*;
+use crate::blob::v2::names::Tokens;
 
 /// A view of a `lines` section. Build it with [`LineTable::parse`]
-/// (through [`super::KallsymsV2::lines`]).
+/// (through `KallsymsV2::lines`).
 #[derive(Debug, Clone, Copy)]
 pub struct LineTable<'a> {
     columns: bool,

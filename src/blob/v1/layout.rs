@@ -22,10 +22,7 @@ pub const RECORD_PREFIX_LEN: usize = 3;
 /// Largest payload a record can describe, in bytes (the u16 length field).
 pub const MAX_PAYLOAD_LEN: usize = u16::MAX as usize;
 
-/// How far above the last symbol (when its end is unknown: it is not below
-/// etext) an address still resolves to it, in bytes (FORMAT.md §5.2 rule 6).
-/// Farther addresses (module space, other mappings) have no symbol.
-pub const LAST_SYMBOL_MAX_SPAN: u64 = 1 << 20;
+pub use crate::kernel::LAST_SYMBOL_MAX_SPAN;
 
 /// Names of the end-of-section markers: an alias group that holds one of them
 /// covers no address (FORMAT.md §5.2).

@@ -14,8 +14,8 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
-use crate::format::{MAX_TOKENS, token_ref_len};
-use crate::nameorder::{NameList, NameOrder};
+use crate::blob::nameorder::{NameList, NameOrder};
+use crate::blob::v1::layout::{MAX_TOKENS, token_ref_len};
 
 /// The seed spec's candidate prefix lengths, in bytes.
 pub const SEED_LENGTHS: [usize; 26] = [
@@ -132,7 +132,7 @@ impl<'a, N: NameList + ?Sized> Names<'a, N> {
 /// Chooses the token table for `names` (any order).
 ///
 /// `order` is their name order and LCP array
-/// ([`name_order`](crate::nameorder::name_order), which the writer computes
+/// ([`name_order`](crate::blob::nameorder::name_order), which the writer computes
 /// anyway for `seqs`). Deterministic: the same names give the same table.
 pub fn select<N: NameList + ?Sized>(
     names: &N,
@@ -348,7 +348,7 @@ fn finalize<N: NameList + ?Sized>(mut tokens: Vec<Candidate>, names: &Names<'_, 
 mod tests {
     use super::*;
 
-    use crate::nameorder::name_order;
+    use crate::blob::nameorder::name_order;
 
     /// The candidate for `tok`, which must prefix one of `names`.
     fn candidate(names: &Names<'_, Vec<&[u8]>>, tok: &[u8]) -> Candidate {

@@ -1,15 +1,16 @@
 //! The v2 writer: a symbol list in, the bytes of docs/FORMAT.md part II out.
 //!
 //! Steps: address order (stable), `__pfx_` folding (§10.1), name order of
-//! the stored names with their LCPs (reusing [`crate::nameorder`]), front
+//! the stored names with their LCPs (reusing [`crate::blob::nameorder`]), front
 //! coding in buckets of 16 (§11.2), pair-merged codes learnt on what the
 //! front coding leaves (§11.3, [`super::pairs`]), then the sections with
 //! their CRC32Cs. The same input always gives the same bytes.
 
+use super::bits::{Bits, push_uleb, token_table};
 use super::layout::*;
 use super::pairs;
-use crate::nameorder::{NameList, name_order};
-use crate::writer::{PackError, PackErrorKind, SymbolList};
+use crate::blob::list::{PackError, PackErrorKind, SymbolList};
+use crate::blob::nameorder::{NameList, name_order};
 
 /// What goes into `meta` besides the text bounds (FORMAT.md §10.6).
 #[derive(Debug, Clone, Default)]
@@ -20,7 +21,7 @@ pub struct V2Options {
     pub build_id: Vec<u8>,
     /// Source lines and inline frames for the `lines` section (FORMAT.md
     /// §15), and whether to store their columns.
-    pub lines: Option<(super::lines_write::SourceTable, bool)>,
+    pub lines: Option<(super::source_lines::write::SourceTable, bool)>,
 }
 
 /// A packed v2 blob and what went into it.
@@ -56,34 +57,6 @@ impl PackedV2 {
             s.push_str(&format!(" {} {len}", id.name()));
         }
         s
-    }
-}
-
-/// Little-endian bit packer over u64 words.
-#[derive(Default)]
-pub(crate) struct Bits {
-    words: Vec<u64>,
-    len: u64,
-}
-
-impl Bits {
-    pub(crate) fn push(&mut self, v: u64, width: u32) {
-        if width == 0 {
-            return;
-        }
-        let sh = (self.len % 64) as u32;
-        if sh == 0 {
-            self.words.push(0);
-        }
-        let last = self.words.len() - 1;
-        self.words[last] |= v << sh;
-        if sh + width > 64 {
-            self.words.push(v >> (64 - sh));
-        }
-        self.len += u64::from(width);
-    }
-    pub(crate) fn bytes(&self) -> Vec<u8> {
-        self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
     }
 }
 
@@ -233,7 +206,7 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
             .unwrap_or(0);
         let max = deltas.iter().map(|d| d >> shift).max().unwrap_or(0);
         let width = 64 - max.leading_zeros();
-        let pos = u32::try_from(bits.len).map_err(|_| fail(PackErrorKind::TooManySymbols))?;
+        let pos = u32::try_from(bits.len()).map_err(|_| fail(PackErrorKind::TooManySymbols))?;
         blocks.extend_from_slice(&base.to_le_bytes());
         blocks.extend_from_slice(&pos.to_le_bytes());
         blocks.extend_from_slice(&[width as u8, shift as u8, 0, 0]);
@@ -369,7 +342,7 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
     if let Some((table, columns)) = &opts.lines {
         sections.push((
             SectionId::Lines,
-            super::lines_write::encode_lines(table, *columns)?,
+            super::source_lines::write::encode_lines(table, *columns)?,
         ));
     }
 
@@ -416,35 +389,6 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
         pair_codes: codes.pair_codes,
         raw_name_bytes: (0..m).map(|j| stored.name(j).len()).sum(),
     })
-}
-
-/// Appends `v` as unsigned LEB128 (the varints of FORMAT.md §11.2 and §15.2).
-pub(crate) fn push_uleb(out: &mut Vec<u8>, mut v: u64) {
-    loop {
-        let b = (v & 0x7F) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
-
-/// A token table's bytes (FORMAT.md §11.3): 257 u16 offsets, then the
-/// expansions of codes 0 to 255.
-pub(crate) fn token_table(expansions: &[Vec<u8>]) -> Vec<u8> {
-    let mut tokens = Vec::with_capacity(TOKENS_FIXED + 4096);
-    let mut off = 0u16;
-    tokens.extend_from_slice(&off.to_le_bytes());
-    for e in expansions.iter().take(256) {
-        off += e.len() as u16;
-        tokens.extend_from_slice(&off.to_le_bytes());
-    }
-    for e in expansions {
-        tokens.extend_from_slice(e);
-    }
-    tokens
 }
 
 /// Recomputes every CRC32C of a v2 blob in place (the directory's section

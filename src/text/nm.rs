@@ -11,7 +11,7 @@
 
 use core::fmt;
 
-use crate::hex;
+use crate::text::hex;
 
 /// A line with an address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,7 +203,7 @@ pub fn is_text_type(symbol_type: u8) -> bool {
 /// `_einittext`, which a resolver needs whatever their type (arm64's
 /// `_etext` is a `D` symbol; FORMAT.md §5.2 and §10.6).
 pub fn is_text_bound(name: &[u8]) -> bool {
-    crate::v2::layout::BOUND_NAMES.contains(&name)
+    crate::kernel::BOUND_NAMES.contains(&name)
 }
 
 /// True for names that are not functions: ARM/AArch64/RISC-V mapping symbols

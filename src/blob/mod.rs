@@ -3,10 +3,25 @@
 //! part II), told apart by v2's magic. The resolver, `ksym-pack --check` and
 //! `--dump`, and the tests read blobs through it, so no tool has a code path
 //! per format. Builds without std.
+//!
+//! Each format has its own folder ([`v1`], [`v2`]); what both share is
+//! [`symbol`] (the reader side: errors, names, symbols, hits) and, with std,
+//! [`list`] (the writer side: the symbol list and its error) and
+//! [`nameorder`] (name order and the LCP array both writers sort by).
 
-use crate::reader::{AddressHit, BlobError, KallsymsMapped, Symbol};
-use crate::v2::KallsymsV2;
-use crate::v2::read::is_v2;
+pub mod symbol;
+pub mod v1;
+pub mod v2;
+
+#[cfg(feature = "std")]
+pub mod list;
+#[cfg(feature = "std")]
+pub mod nameorder;
+
+pub use symbol::{AddressHit, BlobError, BlobErrorKind, Name, Symbol};
+pub use v1::KallsymsMapped;
+pub use v2::KallsymsV2;
+use v2::read::is_v2;
 
 /// Which format a blob is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +131,7 @@ impl<'a> Kallsyms<'a> {
 
     /// The source lines and inline frames of a v2 blob packed with
     /// `--lines` (FORMAT.md §15); `None` for v1 and for v2 without them.
-    pub fn lines(&self) -> Option<&crate::v2::lines::LineTable<'a>> {
+    pub fn lines(&self) -> Option<&crate::blob::v2::source_lines::read::LineTable<'a>> {
         match self {
             Kallsyms::V1(_) => None,
             Kallsyms::V2(v) => v.lines(),
@@ -247,7 +262,7 @@ pub fn describe(k: &Kallsyms<'_>) -> std::string::String {
                     let _ = write!(s, "{b:02x}");
                 }
             }
-            for (i, name) in crate::v2::layout::BOUND_NAMES.iter().enumerate() {
+            for (i, name) in crate::blob::v2::layout::BOUND_NAMES.iter().enumerate() {
                 if let Some(a) = meta.bound(i) {
                     let _ = write!(s, "; {} {a:#x}", std::string::String::from_utf8_lossy(name));
                 }
@@ -271,7 +286,7 @@ pub fn dump(k: &Kallsyms<'_>, out: &mut dyn std::io::Write) -> std::io::Result<(
     let mut line = std::vec::Vec::with_capacity(256);
     for s in k.symbols() {
         line.clear();
-        crate::hex::push_u64_padded(&mut line, s.address);
+        crate::text::hex::push_u64_padded(&mut line, s.address);
         line.extend_from_slice(&[b' ', s.symbol_type, b' ']);
         s.name.extend_into(&mut line);
         if let Some(m) = s.module {

@@ -115,8 +115,7 @@ pub mod bound {
     pub const EINITTEXT: u32 = 8;
 }
 
-/// Names of the four text-bound symbols, in `meta` order (FORMAT.md §10.6).
-pub const BOUND_NAMES: [&[u8]; 4] = [b"_stext", b"_etext", b"_sinittext", b"_einittext"];
+pub use crate::kernel::BOUND_NAMES;
 
 /// Bytes of `meta` before the release and build-id bytes.
 pub const META_FIXED: usize = 40;

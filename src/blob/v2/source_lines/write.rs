@@ -1,14 +1,14 @@
 //! The writer of the v2 `lines` section (docs/FORMAT.md §15): a
 //! [`SourceTable`] in, the section's bytes out.
 
-use super::layout::*;
-use super::write::{Bits, push_uleb as uleb};
-use crate::writer::{PackError, PackErrorKind};
+use crate::blob::list::{PackError, PackErrorKind};
+use crate::blob::v2::bits::{Bits, push_uleb as uleb, token_table};
+use crate::blob::v2::layout::*;
 
 /// One row of the address → source step function, the same type the
 /// reader returns (FORMAT.md §15.2): ids index [`SourceTable::files`] and
 /// [`SourceTable::nodes`]; the writer renumbers nodes in depth-first order.
-pub use super::lines::SourceRow as LineRow;
+pub use super::read::SourceRow as LineRow;
 
 /// A function in the inline tree: the subprogram (`parent` 0) or an
 /// inlined subroutine called from `call_file:call_line:call_column` in its
@@ -277,7 +277,7 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
     if t.strings.iter().any(|s| s.contains(&NAME_END)) {
         return Err(fail("a string holds byte 0"));
     }
-    let codes = super::pairs::learn(t.strings.iter().map(|s| &s[..]));
+    let codes = crate::blob::v2::pairs::learn(t.strings.iter().map(|s| &s[..]));
     let mut coded = Vec::with_capacity(codes.encoded.len());
     let mut starts = Vec::with_capacity(ns + 1);
     for piece in codes.encoded.split(|&b| b == NAME_END).take(ns) {
@@ -298,7 +298,7 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
         files.bytes(),
         offs.bytes(),
         coded,
-        super::write::token_table(&codes.expansions),
+        token_table(&codes.expansions),
     ];
     let mut sec = vec![0u8; LINES_HEADER];
     let put32 = |sec: &mut Vec<u8>, at: usize, v: usize| -> Result<(), PackError> {
@@ -329,7 +329,7 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::v2::lines::LineTable;
+    use crate::blob::v2::source_lines::read::LineTable;
     use proptest::prelude::*;
 
     /// A table from generated steps: (address delta, file, line, column,

@@ -1,0 +1,68 @@
+//! The v2 writer's byte-level builders, shared by the symbol sections
+//! (`v2::write`) and the `lines` section (`v2::source_lines::write`): a
+//! little-endian bit
+//! packer (docs/FORMAT.md §10.2), unsigned LEB128 (§11.2, §15.2) and the
+//! token-table encoding (§11.3).
+
+use super::layout::TOKENS_FIXED;
+
+/// Little-endian bit packer over u64 words.
+#[derive(Default)]
+pub(crate) struct Bits {
+    words: Vec<u64>,
+    len: u64,
+}
+
+impl Bits {
+    pub(crate) fn push(&mut self, v: u64, width: u32) {
+        if width == 0 {
+            return;
+        }
+        let sh = (self.len % 64) as u32;
+        if sh == 0 {
+            self.words.push(0);
+        }
+        let last = self.words.len() - 1;
+        self.words[last] |= v << sh;
+        if sh + width > 64 {
+            self.words.push(v >> (64 - sh));
+        }
+        self.len += u64::from(width);
+    }
+    /// Bits pushed so far.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+    pub(crate) fn bytes(&self) -> Vec<u8> {
+        self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}
+
+/// Appends `v` as unsigned LEB128 (the varints of FORMAT.md §11.2 and §15.2).
+pub(crate) fn push_uleb(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7F) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+/// A token table's bytes (FORMAT.md §11.3): 257 u16 offsets, then the
+/// expansions of codes 0 to 255.
+pub(crate) fn token_table(expansions: &[Vec<u8>]) -> Vec<u8> {
+    let mut tokens = Vec::with_capacity(TOKENS_FIXED + 4096);
+    let mut off = 0u16;
+    tokens.extend_from_slice(&off.to_le_bytes());
+    for e in expansions.iter().take(256) {
+        off += e.len() as u16;
+        tokens.extend_from_slice(&off.to_le_bytes());
+    }
+    for e in expansions {
+        tokens.extend_from_slice(e);
+    }
+    tokens
+}

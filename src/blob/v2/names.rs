@@ -1,0 +1,259 @@
+//! v2 names as the blob stores them (docs/FORMAT.md §11): the pair-code
+//! token table ([`Tokens`]), the front-coded entries of a bucket, and
+//! [`CodedName`], a name decoded as it is read and compared with a key
+//! without being expanded. The reader (`v2::read`) hands out coded names;
+//! the shared `blob::Name` wraps them. Builds
+//! without std.
+
+use core::cmp::Ordering;
+
+use super::layout::*;
+
+/// The token table: code `c` expands to `bytes[off[c]..off[c + 1]]` (FORMAT.md §11.3).
+#[derive(Clone, Copy, Debug)]
+pub struct Tokens<'a> {
+    offsets: &'a [u8],
+    bytes: &'a [u8],
+}
+
+impl<'a> Tokens<'a> {
+    /// Checks a token table's shape (257 ascending u16 offsets from 0 to
+    /// the end of the expansions, FORMAT.md §11.3) and returns a view.
+    ///
+    /// Errors: the byte offset inside `tok` and what is wrong.
+    pub fn parse(tok: &'a [u8]) -> Result<Self, (usize, &'static str)> {
+        if tok.len() < TOKENS_FIXED
+            || u16_at(tok, 0) != 0
+            || u16_at(tok, 512) as usize != tok.len() - TOKENS_FIXED
+        {
+            return Err((0, "offsets do not start at 0 and end at the table's end"));
+        }
+        for c in 0..256 {
+            if u16_at(tok, 2 * c) > u16_at(tok, 2 * c + 2) {
+                return Err((2 * c, "offsets not ascending"));
+            }
+        }
+        Ok(Tokens {
+            offsets: &tok[..TOKENS_FIXED],
+            bytes: &tok[TOKENS_FIXED..],
+        })
+    }
+
+    /// The expansion of code `c`; empty for a damaged table.
+    #[inline]
+    pub fn expand(&self, c: u8) -> &'a [u8] {
+        let s = u16_at(self.offsets, 2 * c as usize) as usize;
+        let e = u16_at(self.offsets, 2 * c as usize + 2) as usize;
+        self.bytes.get(s..e).unwrap_or(&[])
+    }
+}
+
+/// Where the entries of one bucket lie, parsed up to entry `k` (FORMAT.md §11.2).
+pub(crate) struct Entries {
+    pub(crate) lcp: [u16; BUCKET],
+    pub(crate) code: [(u32, u32); BUCKET],
+    pub(crate) n: usize,
+}
+
+/// Parses entries `0..=k` of a bucket; stops early on a damaged bucket.
+#[inline]
+pub(crate) fn parse_entries(bucket: &[u8], k: usize) -> Entries {
+    let mut e = Entries {
+        lcp: [0; BUCKET],
+        code: [(0, 0); BUCKET],
+        n: 0,
+    };
+    let mut at = 0usize;
+    for i in 0..=k.min(BUCKET - 1) {
+        let mut lcp = 0u32;
+        if i > 0 {
+            let Some((v, used)) = read_varint(bucket, at) else {
+                break;
+            };
+            lcp = v;
+            at += used;
+        }
+        let rest = bucket.get(at..).unwrap_or(&[]);
+        let len = match rest.iter().position(|&b| b == NAME_END) {
+            Some(p) => p,
+            None => break,
+        };
+        e.lcp[i] = lcp.min(u32::from(u16::MAX)) as u16;
+        e.code[i] = (at as u32, (at + len) as u32);
+        e.n = i + 1;
+        at += len + 1;
+    }
+    e
+}
+
+/// A name stored front-coded and pair-coded in a v2 blob, decoded as it is
+/// read; `pfx` puts `__pfx_` before it (a folded symbol, FORMAT.md §10.1).
+#[derive(Clone, Copy)]
+pub struct CodedName<'a> {
+    pub(crate) names: &'a [u8],
+    pub(crate) name_index: &'a [u8],
+    pub(crate) rank: u32,
+    pub(crate) pfx: bool,
+    pub(crate) tokens: Tokens<'a>,
+}
+
+/// Bucket `b` of the names section (FORMAT.md §11.2); empty when damaged.
+#[inline]
+pub(crate) fn bucket_of<'a>(names: &'a [u8], name_index: &[u8], b: usize) -> &'a [u8] {
+    let s = u32_at(name_index, 4 * b) as usize;
+    let e = if 4 * (b + 1) < name_index.len() {
+        u32_at(name_index, 4 * (b + 1)) as usize
+    } else {
+        names.len()
+    };
+    names.get(s..e).unwrap_or(&[])
+}
+
+/// A slice of coded bytes and how many expanded bytes of it belong to a name.
+#[derive(Clone, Copy, Default)]
+struct Piece {
+    from: u32,
+    to: u32,
+    take: u16,
+}
+
+/// The pieces of a coded name, in order: what each contributing entry adds.
+#[derive(Clone, Copy)]
+struct Pieces {
+    piece: [Piece; BUCKET],
+    n: u8,
+}
+
+impl<'a> CodedName<'a> {
+    fn bucket(&self) -> &'a [u8] {
+        bucket_of(self.names, self.name_index, self.rank as usize / BUCKET)
+    }
+
+    fn pieces(&self, bucket: &[u8]) -> Pieces {
+        let k = self.rank as usize % BUCKET;
+        let e = parse_entries(bucket, k);
+        let mut p = Pieces {
+            piece: [Piece::default(); BUCKET],
+            n: 0,
+        };
+        if e.n != k + 1 {
+            return p; // damaged: an empty name
+        }
+        // Entry i contributes the bytes between its own LCP and the least LCP
+        // of the entries after it up to k (entry k contributes all of its own).
+        let mut limit = u16::MAX;
+        let mut rev = [Piece::default(); BUCKET];
+        let mut n = 0;
+        for i in (0..e.n).rev() {
+            if e.lcp[i] < limit || i == e.n - 1 {
+                rev[n] = Piece {
+                    from: e.code[i].0,
+                    to: e.code[i].1,
+                    take: limit.saturating_sub(e.lcp[i]),
+                };
+                n += 1;
+            }
+            limit = limit.min(e.lcp[i]);
+            if limit == 0 {
+                break;
+            }
+        }
+        for i in 0..n {
+            p.piece[i] = rev[n - 1 - i];
+        }
+        p.n = n as u8;
+        p
+    }
+
+    /// The stored name's rank in name order, and whether `__pfx_` goes
+    /// before it: a key under which a caller may cache the decoded bytes.
+    pub fn key(&self) -> (usize, bool) {
+        (self.rank as usize, self.pfx)
+    }
+
+    /// Calls `f` with the stored name's bytes (without the `__pfx_` of a
+    /// folded symbol), in runs, in order.
+    #[inline]
+    pub fn for_each_stored_run(&self, mut f: impl FnMut(&'a [u8])) {
+        let bucket = self.bucket();
+        let p = self.pieces(bucket);
+        for piece in &p.piece[..p.n as usize] {
+            let mut left = piece.take as usize;
+            let codes = bucket
+                .get(piece.from as usize..piece.to as usize)
+                .unwrap_or(&[]);
+            for &c in codes {
+                if left == 0 {
+                    break;
+                }
+                let x = self.tokens.expand(c);
+                let x = &x[..x.len().min(left)];
+                left -= x.len();
+                f(x);
+            }
+        }
+    }
+
+    /// Calls `f` with the name's bytes, in runs, in order.
+    #[inline]
+    pub fn for_each_run(&self, mut f: impl FnMut(&'a [u8])) {
+        if self.pfx {
+            f(PFX);
+        }
+        self.for_each_stored_run(f);
+    }
+
+    /// Byte-order comparison with `key`, and the bytes they share at the start.
+    pub fn cmp_key(&self, key: &[u8]) -> (Ordering, usize) {
+        let mut at = 0usize;
+        let mut ord = Ordering::Equal;
+        self.for_each_run(|run| {
+            if ord != Ordering::Equal {
+                return;
+            }
+            let k = key.get(at..).unwrap_or(&[]);
+            let n = run.len().min(k.len());
+            match run[..n].iter().zip(&k[..n]).position(|(a, b)| a != b) {
+                Some(p) => {
+                    at += p;
+                    ord = run[p].cmp(&k[p]);
+                }
+                None if run.len() > k.len() => {
+                    at += n;
+                    ord = Ordering::Greater;
+                }
+                None => at += n,
+            }
+        });
+        if ord == Ordering::Equal && at < key.len() {
+            ord = Ordering::Less;
+        }
+        (ord, at)
+    }
+}
+
+/// Compares the expanded `codes` (a suffix) with `key`; returns the order and
+/// the bytes they share.
+pub(crate) fn cmp_codes(tokens: &Tokens<'_>, codes: &[u8], key: &[u8]) -> (Ordering, usize) {
+    let mut at = 0usize;
+    for &c in codes {
+        let run = tokens.expand(c);
+        let k = key.get(at..).unwrap_or(&[]);
+        let n = run.len().min(k.len());
+        if let Some(p) = run[..n].iter().zip(&k[..n]).position(|(a, b)| a != b) {
+            return (run[p].cmp(&k[p]), at + p);
+        }
+        if run.len() > k.len() {
+            return (Ordering::Greater, at + n);
+        }
+        at += n;
+    }
+    (
+        if at < key.len() {
+            Ordering::Less
+        } else {
+            Ordering::Equal
+        },
+        at,
+    )
+}

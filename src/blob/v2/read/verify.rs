@@ -1,0 +1,179 @@
+//! The deep check of a v2 blob (`ksym-pack --check`): every structural
+//! rule of docs/FORMAT.md §13 that opening does not check, in linear time.
+//! Needs std (it keeps three name buffers).
+
+use std::vec::Vec;
+
+use super::*;
+
+impl KallsymsV2<'_> {
+    /// Deep check for `ksym-pack --check`: addresses ascending, folding as
+    /// FORMAT.md §10.1 requires, every name decodable with exact LCPs, names
+    /// strictly in name order, `addr_to_name` and `name_to_addr` inverse,
+    /// types and modules in range. Linear time; allocates three name buffers.
+    ///
+    /// Errors: the first violation, with the offset of its section.
+    pub fn verify(&self) -> Result<(), BlobError> {
+        let sec_at = |id: SectionId| self.sections[id as usize - 1].map_or(0, |s| s.offset);
+        let fail = |id: SectionId, what| bad(sec_at(id), id, what);
+        if let Some(l) = &self.lines {
+            l.verify().map_err(|mut e| {
+                e.offset += sec_at(SectionId::Lines);
+                e
+            })?;
+        }
+        let m = self.stored;
+        for j in 0..m {
+            let a = self.stored_address(j);
+            if j > 0 && a < self.stored_address(j - 1) {
+                return Err(fail(SectionId::AddrBits, "addresses not ascending"));
+            }
+            if j % ADDR_BLOCK == 0
+                && a != u64_at(self.addr_blocks, j / ADDR_BLOCK * ADDR_BLOCK_HEADER)
+            {
+                return Err(fail(
+                    SectionId::AddrBlocks,
+                    "a block's base is not its first address",
+                ));
+            }
+            if self.folded(j) {
+                let v = a.checked_sub(PFX_DISTANCE);
+                let prev_ok = j == 0 || v.is_some_and(|v| self.stored_address(j - 1) < v);
+                if v.is_none() || !prev_ok || (j > 0 && self.stored_address(j - 1) == a) {
+                    return Err(fail(
+                        SectionId::Pfx,
+                        "a folded symbol does not fit below its partner",
+                    ));
+                }
+            }
+            let t = self.symbol_type_of(j);
+            if !(0x21..=0x7E).contains(&t) {
+                return Err(fail(
+                    SectionId::TypeExceptions,
+                    "symbol type is not printable ASCII",
+                ));
+            }
+            let r = self.a2n(j);
+            if r >= m || self.row_at_rank(r) != Some(j) {
+                return Err(fail(
+                    SectionId::AddrToName,
+                    "addr_to_name and name_to_addr are not inverse permutations",
+                ));
+            }
+        }
+        for i in 1..self.type_exc.len() / 8 {
+            if u32_at(self.type_exc, 8 * i) <= u32_at(self.type_exc, 8 * (i - 1)) {
+                return Err(fail(SectionId::TypeExceptions, "rows not ascending"));
+            }
+        }
+        let words_per = RANK_BLOCK_BITS / 64;
+        let mut ones = 0usize;
+        for k in 0..self.pfx_ranks.len() / 4 {
+            if u32_at(self.pfx_ranks, 4 * k) as usize != ones {
+                return Err(fail(
+                    SectionId::Pfx,
+                    "rank samples do not count the bits before them",
+                ));
+            }
+            for w in k * words_per..(k + 1) * words_per {
+                ones += word(self.pfx, w).count_ones() as usize;
+            }
+        }
+        let md = &self.modules;
+        for i in 0..md.nruns {
+            let row = u32_at(md.runs, 8 * i) as usize;
+            let id = u32_at(md.runs, 8 * i + 4) as usize;
+            if row >= m.max(1)
+                || id > md.nmods
+                || (i > 0 && row <= u32_at(md.runs, 8 * (i - 1)) as usize)
+            {
+                return Err(fail(
+                    SectionId::Modules,
+                    "runs out of order or module id out of range",
+                ));
+            }
+        }
+        for i in 0..md.nmods {
+            if u32_at(md.offsets, 4 * i) > u32_at(md.offsets, 4 * i + 4)
+                || (i == 0 && u32_at(md.offsets, 0) != 0)
+            {
+                return Err(fail(SectionId::Modules, "name offsets not ascending"));
+            }
+        }
+        for c in 1..=255u8 {
+            if self.tokens.expand(c).contains(&NAME_END) {
+                return Err(fail(SectionId::Tokens, "an expansion holds byte 0"));
+            }
+        }
+        if !self.tokens.expand(NAME_END).is_empty() {
+            return Err(fail(SectionId::Tokens, "code 0 has an expansion"));
+        }
+        // Names: each bucket parses whole, LCPs are exact, order is strict.
+        let (mut prev, mut cur, mut again) = (Vec::new(), Vec::new(), Vec::new());
+        let mut prev_row = 0usize;
+        let nb = m.div_ceil(BUCKET);
+        let mut expect_at = 0usize;
+        for b in 0..nb {
+            if u32_at(self.name_index, 4 * b) as usize != expect_at {
+                return Err(fail(SectionId::NameIndex, "bucket offsets not contiguous"));
+            }
+            let bucket = self.bucket(b);
+            let count = (m - b * BUCKET).min(BUCKET);
+            let mut at = 0usize;
+            for k in 0..count {
+                let r = b * BUCKET + k;
+                let mut lcp = 0usize;
+                if k > 0 {
+                    let Some((v, used)) = read_varint(bucket, at) else {
+                        return Err(fail(SectionId::Names, "bad LCP varint"));
+                    };
+                    lcp = v as usize;
+                    at += used;
+                }
+                let rest = bucket.get(at..).unwrap_or(&[]);
+                let Some(len) = rest.iter().position(|&c| c == NAME_END) else {
+                    return Err(fail(SectionId::Names, "name without its end byte"));
+                };
+                if k > 0 && lcp > prev.len() {
+                    return Err(fail(SectionId::Names, "LCP longer than the previous name"));
+                }
+                cur.clear();
+                cur.extend_from_slice(&prev[..lcp]);
+                for &c in &rest[..len] {
+                    cur.extend_from_slice(self.tokens.expand(c));
+                }
+                at += len + 1;
+                let exact = prev.iter().zip(&cur).take_while(|(a, b)| a == b).count();
+                let row = self.row_at_rank(r).unwrap_or(usize::MAX);
+                if r > 0 && (k > 0 && lcp != exact || cur.is_empty()) {
+                    return Err(fail(SectionId::Names, "LCP not exact or name empty"));
+                }
+                if cur.is_empty() || cur.len() > usize::from(u16::MAX) {
+                    return Err(fail(
+                        SectionId::Names,
+                        "name empty or longer than 65,535 bytes",
+                    ));
+                }
+                if r > 0 && (cur.as_slice(), row) <= (prev.as_slice(), prev_row) {
+                    return Err(fail(SectionId::NameToAddr, "names not in name order"));
+                }
+                // The reader's own decoding must agree with this one.
+                again.clear();
+                self.name_at_rank(r, false).extend_into(&mut again);
+                if again != cur {
+                    return Err(fail(SectionId::Names, "name decodes two ways"));
+                }
+                core::mem::swap(&mut prev, &mut cur);
+                prev_row = row;
+            }
+            if at != bucket.len() {
+                return Err(fail(SectionId::Names, "bytes after a bucket's last name"));
+            }
+            expect_at += bucket.len();
+        }
+        if expect_at != self.names.len() {
+            return Err(fail(SectionId::Names, "bytes after the last bucket"));
+        }
+        Ok(())
+    }
+}
