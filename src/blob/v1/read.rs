@@ -13,6 +13,14 @@ use crate::blob::v1::layout::{
     align_up, parse_token_ref,
 };
 
+/// Byte offsets of a v1 blob's arrays, for error messages.
+struct SectionOffsets {
+    names: usize,
+    seqs: usize,
+    token_table: usize,
+    token_index: usize,
+}
+
 /// A validated, zero-copy view of a blob (FORMAT.md §2).
 ///
 /// [`from_blob`](Self::from_blob) checks every count, offset, length, token id
@@ -151,6 +159,20 @@ impl<'a> KallsymsMapped<'a> {
         stext: Option<u64>,
         etext: Option<u64>,
     ) -> Result<Self, BlobError> {
+        let (mut view, at) = Self::split_sections(blob)?;
+        view.check_token_index(at.token_table, at.token_index)?;
+        view.check_records(at.names)?;
+        view.check_name_order(at.seqs)?;
+        view.stext = stext.or_else(|| view.lookup_name(b"_stext").map(|s| s.address));
+        view.etext = etext.or_else(|| view.lookup_name(END_MARKERS[0]).map(|s| s.address));
+        view.einittext = view.lookup_name(END_MARKERS[1]).map(|s| s.address);
+        Ok(view)
+    }
+
+    /// Cuts `blob` into its sections (FORMAT.md §2): alignment, counts that
+    /// fit, zero padding, nothing after `token_index`. Returns the unchecked
+    /// view and where its arrays start.
+    fn split_sections(blob: &'a [u8]) -> Result<(Self, SectionOffsets), BlobError> {
         // An empty slice's pointer is dangling: say what is really wrong.
         if blob.is_empty() {
             return Err(BlobError {
@@ -194,12 +216,35 @@ impl<'a> KallsymsMapped<'a> {
         if c.pos != blob.len() {
             return Err(c.err(BlobErrorKind::TrailingBytes));
         }
+        let view = KallsymsMapped {
+            addresses,
+            offsets,
+            seqs,
+            names,
+            token_table,
+            token_index,
+            stext: None,
+            etext: None,
+            einittext: None,
+        };
+        let at = SectionOffsets {
+            names: names_at,
+            seqs: 8 + 12 * n,
+            token_table: table_at,
+            token_index: index_at,
+        };
+        Ok((view, at))
+    }
 
-        // Token index: starts at 0, strictly ascending (no empty token), inside the table.
+    /// Token index: starts at 0, strictly ascending (no empty token), inside
+    /// the table; no token holds the marker byte (FORMAT.md §3.3).
+    fn check_token_index(&self, table_at: usize, index_at: usize) -> Result<(), BlobError> {
+        let table_len = self.token_table.len();
+        let ntok = self.token_index.len();
         let mut prev_end = 0usize;
         for id in 0..ntok {
-            let start = u32::from_le(token_index[id]) as usize;
-            let end = match token_index.get(id + 1) {
+            let start = u32::from_le(self.token_index[id]) as usize;
+            let end = match self.token_index.get(id + 1) {
                 Some(&e) => u32::from_le(e) as usize,
                 None => table_len,
             };
@@ -209,7 +254,7 @@ impl<'a> KallsymsMapped<'a> {
                     kind: BlobErrorKind::BadTokenIndex { id },
                 });
             }
-            if let Some(i) = token_table[start..end]
+            if let Some(i) = self.token_table[start..end]
                 .iter()
                 .position(|&b| b == TOKEN_MARKER)
             {
@@ -226,25 +271,18 @@ impl<'a> KallsymsMapped<'a> {
                 kind: BlobErrorKind::BadTokenIndex { id: 0 },
             });
         }
+        Ok(())
+    }
 
-        let mut view = KallsymsMapped {
-            addresses,
-            offsets,
-            seqs,
-            names,
-            token_table,
-            token_index,
-            stext: None,
-            etext: None,
-            einittext: None,
-        };
-
-        // Addresses ascending; records contiguous and well formed.
+    /// Addresses ascending; records contiguous, filling `names`, and well
+    /// formed (FORMAT.md §3.2).
+    fn check_records(&self, names_at: usize) -> Result<(), BlobError> {
+        let n = self.len();
         let addr_at = 8;
         let off_at = addr_at + 8 * n;
         let mut expect = 0usize;
-        for (i, &off) in offsets.iter().enumerate() {
-            if i > 0 && view.address(i) < view.address(i - 1) {
+        for (i, &off) in self.offsets.iter().enumerate() {
+            if i > 0 && self.address(i) < self.address(i - 1) {
                 return Err(BlobError {
                     offset: addr_at + 8 * i,
                     kind: BlobErrorKind::AddressesNotAscending { index: i },
@@ -256,25 +294,29 @@ impl<'a> KallsymsMapped<'a> {
                     kind: BlobErrorKind::RecordsNotContiguous { index: i },
                 });
             }
-            expect = view
+            expect = self
                 .check_record(i, expect)
                 .map_err(|(at, kind)| BlobError {
                     offset: names_at + at,
                     kind,
                 })?;
         }
-        if expect != names_len {
+        if expect != self.names.len() {
             return Err(BlobError {
                 offset: names_at + expect,
                 kind: BlobErrorKind::RecordsNotContiguous { index: n },
             });
         }
+        Ok(())
+    }
 
-        // seqs sorted by (name, address index), strictly: with each entry < n
-        // that makes it a permutation of 0..n without any scratch memory.
-        let seqs_at = off_at + 4 * n;
+    /// `seqs` sorted by (name, address index), strictly: with each entry < n
+    /// that makes it a permutation of 0..n without any scratch memory
+    /// (FORMAT.md §4).
+    fn check_name_order(&self, seqs_at: usize) -> Result<(), BlobError> {
+        let n = self.len();
         for rank in 0..n {
-            let s = u32::from_le(seqs[rank]) as usize;
+            let s = u32::from_le(self.seqs[rank]) as usize;
             let bad = BlobError {
                 offset: seqs_at + 4 * rank,
                 kind: BlobErrorKind::NameOrder { rank },
@@ -283,19 +325,15 @@ impl<'a> KallsymsMapped<'a> {
                 return Err(bad);
             }
             if rank > 0 {
-                let p = u32::from_le(seqs[rank - 1]) as usize;
-                match view.name(p).cmp_plain(&view.name(s)) {
+                let p = u32::from_le(self.seqs[rank - 1]) as usize;
+                match self.name(p).cmp_plain(&self.name(s)) {
                     Ordering::Less => {}
                     Ordering::Equal if p < s => {}
                     _ => return Err(bad),
                 }
             }
         }
-
-        view.stext = stext.or_else(|| view.lookup_name(b"_stext").map(|s| s.address));
-        view.etext = etext.or_else(|| view.lookup_name(END_MARKERS[0]).map(|s| s.address));
-        view.einittext = view.lookup_name(END_MARKERS[1]).map(|s| s.address);
-        Ok(view)
+        Ok(())
     }
 
     /// Checks record `i` starting at `at` in names; returns where it ends.
