@@ -200,7 +200,7 @@ type Row = (u64, u8, Vec<u8>, Option<Vec<u8>>);
 /// Every symbol, in address order (§10–§11).
 pub fn decode_v2(b: &[u8]) -> Vec<Row> {
     assert_eq!(&b[..8], b"\x89KSYM\r\n\x1a");
-    assert_eq!(u16::from_le_bytes([b[8], b[9]]), 2);
+    assert_eq!(u16::from_le_bytes([b[8], b[9]]), 3);
     let header_len = u16::from_le_bytes([b[10], b[11]]) as usize;
     assert_eq!(u32_at(b, 12), 0, "flags");
     let num_syms = u32_at(b, 16) as usize;
@@ -250,6 +250,45 @@ pub fn decode_v2(b: &[u8]) -> Vec<Row> {
         }
         base + (v << shift)
     };
+    // §10.2 address buckets: the table after the block headers, and
+    // §12.1 step 1 through it equals a plain count, at every stored address
+    // and one below it.
+    let nblocks = m.div_ceil(64);
+    let table = &blocks[16 * nblocks..];
+    let (shift, nbuckets) = (u32_at(table, 0), u32_at(table, 4) as usize);
+    assert!(shift <= 63 && nbuckets <= nblocks);
+    assert_eq!(table.len(), 8 + 4 * (nbuckets + 1));
+    let entry = |k: usize| u32_at(table, 8 + 4 * k) as usize;
+    let all: Vec<u64> = (0..m).map(addr).collect();
+    let rank_by_buckets = |a: u64| -> usize {
+        if m == 0 || a < u64_at(blocks, 0) {
+            return 0;
+        }
+        let k = ((a - u64_at(blocks, 0)) >> shift) as usize;
+        let (lo, hi) = if k < nbuckets {
+            (entry(k), entry(k + 1))
+        } else {
+            (entry(nbuckets), nblocks)
+        };
+        let q = lo + (lo..hi).filter(|&bk| u64_at(blocks, 16 * bk) <= a).count();
+        if q == 0 {
+            return 0;
+        }
+        let first = 64 * (q - 1);
+        first
+            + (first..(first + 64).min(m))
+                .filter(|&j| all[j] <= a)
+                .count()
+    };
+    for (j, &a) in all.iter().enumerate().step_by(7) {
+        for x in [a, a.wrapping_sub(1), a + 1] {
+            assert_eq!(
+                rank_by_buckets(x),
+                all.partition_point(|&y| y <= x),
+                "row {j}, address {x:#x}"
+            );
+        }
+    }
     // §10.3 types.
     let exc: std::collections::HashMap<u32, u8> =
         sec[&5].chunks(8).map(|e| (u32_at(e, 0), e[4])).collect();
@@ -320,7 +359,7 @@ pub fn decode_v2(b: &[u8]) -> Vec<Row> {
     let rank_of = |j: usize| packed(sec[&7], j, w) as usize;
     let n2a = sec[&8];
     let words = m.div_ceil(64);
-    let marks_len = pad8(8 * words + 4 * words.div_ceil(8));
+    let marks_len = pad8(8 * words + 4 * words);
     let marked = |x: usize| bit(n2a, x);
     let mark_rank = |x: usize| (0..x).filter(|&y| marked(y)).count();
     let back = |x: usize| packed(&n2a[marks_len..], mark_rank(x), w) as usize;

@@ -255,6 +255,18 @@ struct NameCache {
 }
 
 impl NameCache {
+    /// An empty cache with a slot per stored row of a v2 blob (none for
+    /// v1), so lookups never grow it slot by slot.
+    fn for_blob(map: &Kallsyms<'_>) -> Self {
+        match map {
+            Kallsyms::V2(v) => NameCache {
+                at: vec![0; v.stored()],
+                arena: Vec::new(),
+            },
+            Kallsyms::V1(_) => NameCache::default(),
+        }
+    }
+
     /// Reads the cache entry and first byte `push` will read for `name`.
     #[inline]
     fn touch(&self, name: &crate::blob::Name<'_>) -> u8 {
@@ -317,7 +329,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             lineno: 0,
             stats: ResolveStats::default(),
             scratch: Vec::with_capacity(256),
-            names: NameCache::default(),
+            names: NameCache::for_blob(map),
             lines,
             line_index: lines.map(|l| AddressIndex::over(l.blocks(), |b| l.block_address(b))),
             oops_prefix: Vec::new(),
@@ -430,7 +442,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         for (r, (_, plan)) in ranks.iter_mut().zip(&batch.plans) {
             if let Some(addr) = plan.addr() {
                 let a = addr.wrapping_sub(self.opts.slide);
-                *r = self.map.rank_in(a, self.index.window(a));
+                *r = self.index.rank(self.map, a);
             }
         }
         let mut touch = 0u8;
@@ -440,9 +452,11 @@ impl<'m, 'a> Resolver<'m, 'a> {
         let mut hits: [Option<AddressHit<'a>>; BATCH] = [None; BATCH];
         for (i, (_, plan)) in batch.plans.iter().enumerate() {
             hits[i] = plan.addr().and_then(|addr| {
-                let hit = self
-                    .map
-                    .lookup_ranked(addr.wrapping_sub(self.opts.slide), ranks[i]);
+                let hit = self.index.lookup_ranked(
+                    self.map,
+                    addr.wrapping_sub(self.opts.slide),
+                    ranks[i],
+                );
                 self.count(addr, hit.is_some());
                 hit
             });

@@ -8,8 +8,9 @@ use crc::{CRC_32_ISCSI, Crc, Table};
 /// blob holds, so the two formats can never be mistaken for each other.
 pub const MAGIC: [u8; 8] = [0x89, b'K', b'S', b'Y', b'M', b'\r', b'\n', 0x1A];
 
-/// The version this reader and writer implement.
-pub const VERSION: u16 = 2;
+/// The version this reader and writer implement (FORMAT.md §9.1; 3 added
+/// the address buckets of §10.2 and one rank sample per word, §10.4).
+pub const VERSION: u16 = 3;
 
 /// Bytes of the fixed header, before the section directory (FORMAT.md §9.1).
 pub const HEADER_LEN: usize = 32;
@@ -24,11 +25,30 @@ pub const ADDR_BLOCK: usize = 64;
 /// shift u8, two zero bytes.
 pub const ADDR_BLOCK_HEADER: usize = 16;
 
+/// Bytes of the address-bucket table's header at the end of `addr_blocks`
+/// (`shift: u32, nbuckets: u32`, FORMAT.md §10.2), before its
+/// `nbuckets + 1` u32 entries.
+pub const ADDR_BUCKETS_HEADER: usize = 8;
+
+/// The address-bucket shift (FORMAT.md §10.2): the smallest `s` with
+/// `(span >> s) + 1 <= max(nblocks, 1)`, so there is at most one bucket per
+/// address block over `span` bytes (the first block's base up to the end of
+/// the text, or the last stored address).
+pub const fn bucket_shift(span: u64, nblocks: usize) -> u32 {
+    let want = if nblocks == 0 { 1 } else { nblocks as u64 };
+    let mut s = 0;
+    while s < 63 && (span >> s) >= want {
+        s += 1;
+    }
+    s
+}
+
 /// Names per front-coding bucket (FORMAT.md §11.2).
 pub const BUCKET: usize = 16;
 
-/// Bits of the pfx bitvector covered by one rank sample (FORMAT.md §10.4).
-pub const RANK_BLOCK_BITS: usize = 512;
+/// Bits of a bitvector covered by one rank sample (FORMAT.md §10.4): one
+/// u32 per 64-bit word, so a rank is one sample and one popcount.
+pub const RANK_BLOCK_BITS: usize = 64;
 
 /// Steps between shortcuts on the cycles of `addr_to_name` (FORMAT.md
 /// §10.4): finding a row from its name-order rank follows at most
@@ -283,7 +303,7 @@ pub fn count_ones(words: &[u8]) -> usize {
 }
 
 /// Bytes of a bitvector of `n` bits with its rank samples: `ceil(n/64)` u64
-/// words, then one u32 per 512 bits, padded to 8.
+/// words, then one u32 per [`RANK_BLOCK_BITS`] bits, padded to 8.
 pub const fn bitvector_len(n: usize) -> usize {
     let words = n.div_ceil(64);
     (8 * words + 4 * words.div_ceil(RANK_BLOCK_BITS / 64)).div_ceil(8) * 8

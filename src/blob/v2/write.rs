@@ -93,6 +93,32 @@ fn fold_flags(list: &SymbolList, by_addr: &[u32]) -> Vec<bool> {
     fold
 }
 
+/// The address-bucket table that ends `addr_blocks` (FORMAT.md §10.2) for
+/// blocks with these `bases`, over the first base up to `end`: entry `k`
+/// is the number of blocks whose base is below the bucket's first address.
+pub(crate) fn address_buckets(bases: &[u64], end: u64) -> Vec<u8> {
+    let first = bases.first().copied().unwrap_or(0);
+    let span = end.saturating_sub(first);
+    let shift = bucket_shift(span, bases.len());
+    let nbuckets = if bases.is_empty() {
+        0
+    } else {
+        (span >> shift) as usize + 1
+    };
+    let mut out = Vec::with_capacity(ADDR_BUCKETS_HEADER + 4 * (nbuckets + 1));
+    out.extend_from_slice(&shift.to_le_bytes());
+    out.extend_from_slice(&(nbuckets as u32).to_le_bytes());
+    let mut b = 0usize;
+    for k in 0..=nbuckets as u64 {
+        let lo = u128::from(first) + (u128::from(k) << shift);
+        while b < bases.len() && u128::from(bases[b]) < lo {
+            b += 1;
+        }
+        out.extend_from_slice(&(b as u32).to_le_bytes());
+    }
+    out
+}
+
 /// A bitvector with its rank samples, padded to 8 (FORMAT.md §10.4).
 fn bitvector(bits: &[bool]) -> Vec<u8> {
     let mut words = vec![0u64; bits.len().div_ceil(64)];
@@ -194,9 +220,11 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
     let addr = |j: usize| list.address(rows[j] as usize);
     let mut blocks = Vec::with_capacity(m.div_ceil(ADDR_BLOCK) * ADDR_BLOCK_HEADER);
     let mut bits = Bits::default();
+    let mut bases = Vec::with_capacity(m.div_ceil(ADDR_BLOCK));
     for b in (0..m).step_by(ADDR_BLOCK) {
         let end = (b + ADDR_BLOCK).min(m);
         let base = addr(b);
+        bases.push(base);
         let deltas: Vec<u64> = (b..end).map(|j| addr(j) - base).collect();
         let shift = deltas
             .iter()
@@ -214,6 +242,23 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
             bits.push(d >> shift, width);
         }
     }
+    // The text's end (etext or einittext, the higher) bounds the buckets,
+    // so the gap up to module space does not stretch them.
+    let text_end = [1, 3]
+        .iter()
+        .filter(|&&k| bounds >> k & 1 == 1)
+        .filter_map(|&k| {
+            let i = by_addr
+                .iter()
+                .find(|&&i| list.name(i as usize) == BOUND_NAMES[k])?;
+            Some(list.address(*i as usize))
+        })
+        .max();
+    let last = if m == 0 { 0 } else { addr(m - 1) };
+    let end = text_end
+        .filter(|&e| bases.first().is_some_and(|&f| e >= f))
+        .unwrap_or(last);
+    blocks.extend_from_slice(&address_buckets(&bases, end));
     sections.push((SectionId::AddrBlocks, blocks));
     sections.push((SectionId::AddrBits, bits.bytes()));
 

@@ -19,6 +19,35 @@ mod open;
 mod verify;
 use crate::blob::symbol::{AddressHit, BlobError, BlobErrorKind, Name, Symbol};
 
+/// The address-bucket table (FORMAT.md §10.2): bucket `k` covers
+/// `first + (k << shift)` up to the next bucket; its blocks are
+/// `entries[k]..=entries[k + 1]`.
+#[derive(Clone, Copy, Debug, Default)]
+struct AddrBuckets<'a> {
+    first: u64,
+    shift: u32,
+    nbuckets: usize,
+    entries: &'a [u8],
+}
+
+/// Where an address lookup lands (FORMAT.md §12.1 step 1): the rank (the
+/// number of stored rows whose address is at or below the address) and,
+/// when the caller already has them, the addresses of stored rows
+/// `rank - 1`, `rank - 2` and `rank`; [`KallsymsV2::lookup_located`] reads
+/// the ones left `None` from their blocks. Wrong addresses give wrong
+/// answers, never a panic.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Located {
+    /// Stored rows at or below the address.
+    pub rank: usize,
+    /// Address of stored row `rank - 1`.
+    pub prev: Option<u64>,
+    /// Address of stored row `rank - 2`.
+    pub before_prev: Option<u64>,
+    /// Address of stored row `rank`.
+    pub next: Option<u64>,
+}
+
 /// Module names and which stored rows belong to which (FORMAT.md §10.5).
 #[derive(Clone, Copy, Debug, Default)]
 struct Modules<'a> {
@@ -73,6 +102,7 @@ pub struct KallsymsV2<'a> {
     /// 8-byte aligned (a mapped or `AlignedBlob` one is), so the block search
     /// compares words instead of assembling them from bytes; empty otherwise.
     addr_words: &'a [[u64; 2]],
+    buckets: AddrBuckets<'a>,
     addr_bits: &'a [u8],
     types: &'a [u8],
     type_exc: &'a [u8],
@@ -270,6 +300,28 @@ impl<'a> KallsymsV2<'a> {
         (self.a2n(j) as u8) ^ (word(self.pfx, j / 64) as u8) ^ (word(self.types, j / 64) as u8)
     }
 
+    /// The blocks `lo..hi` whose bases decide `addr`'s block (FORMAT.md
+    /// §10.2): every block before `lo` starts at or below `addr`, none from
+    /// `hi` on does. A damaged table gives a wrong window, never a panic.
+    #[inline]
+    fn bucket_blocks(&self, addr: u64, nblocks: usize) -> (usize, usize) {
+        let t = &self.buckets;
+        let Some(d) = addr.checked_sub(t.first) else {
+            return (0, 0);
+        };
+        let k = (d >> t.shift) as usize;
+        let (lo, hi) = if k < t.nbuckets {
+            (
+                u32_at(t.entries, 4 * k) as usize,
+                u32_at(t.entries, 4 * k + 4) as usize,
+            )
+        } else {
+            (u32_at(t.entries, 4 * t.nbuckets) as usize, nblocks)
+        };
+        let hi = hi.min(nblocks);
+        (lo.min(hi), hi)
+    }
+
     /// [`rank`](Self::rank) searched inside `window`, which must contain
     /// the answer (as `addrindex::AddressIndex` computes); a wider window
     /// only costs time, a wrong one gives a wrong answer, never a panic.
@@ -286,16 +338,27 @@ impl<'a> KallsymsV2<'a> {
     /// then over the block's packed addresses.
     #[inline]
     pub fn rank(&self, addr: u64) -> usize {
+        self.locate(addr).rank
+    }
+
+    /// [`rank`](Self::rank), with the addresses of the rows around it read
+    /// from the same block decode (FORMAT.md §10.2, §12.1 step 1).
+    #[inline]
+    fn locate(&self, addr: u64) -> Located {
         let nblocks = self.stored.div_ceil(ADDR_BLOCK);
         let blocks = self.addr_blocks;
-        let q = if self.addr_words.len() == nblocks {
-            let w = self.addr_words;
-            w.partition_point(|h| u64::from_le(h[0]) <= addr)
-        } else {
-            partition_point(nblocks, |b| u64_at(blocks, b * ADDR_BLOCK_HEADER) <= addr)
-        };
+        let (lo, hi) = self.bucket_blocks(addr, nblocks);
+        let q = lo
+            + if self.addr_words.len() == nblocks {
+                let w = &self.addr_words[lo..hi];
+                w.partition_point(|h| u64::from_le(h[0]) <= addr)
+            } else {
+                partition_point(hi - lo, |i| {
+                    u64_at(blocks, (lo + i) * ADDR_BLOCK_HEADER) <= addr
+                })
+            };
         if q == 0 {
-            return 0;
+            return Located::default();
         }
         let b = q - 1;
         let first = b * ADDR_BLOCK;
@@ -308,10 +371,17 @@ impl<'a> KallsymsV2<'a> {
         let width = u32::from(*blocks.get(h + 12).unwrap_or(&0));
         let shift = u32::from(*blocks.get(h + 13).unwrap_or(&0)) & 63;
         let t = addr.wrapping_sub(base) >> shift;
-        first
-            + partition_point(ADDR_BLOCK.min(self.stored - first), |i| {
-                get_bits(self.addr_bits, pos + i as u64 * u64::from(width), width) <= t
-            })
+        let count = ADDR_BLOCK.min(self.stored - first);
+        let value = |i: usize| get_bits(self.addr_bits, pos + i as u64 * u64::from(width), width);
+        let k = partition_point(count, |i| value(i) <= t);
+        let at = |i: usize| base.wrapping_add(value(i) << shift);
+        // The block's first value is 0 (its base), so k >= 1 in a sound blob.
+        Located {
+            rank: first + k,
+            prev: k.checked_sub(1).map(at),
+            before_prev: k.checked_sub(2).map(at),
+            next: (k < count).then(|| at(k)),
+        }
     }
 
     fn name_of_stored(&self, j: usize, pfx: bool) -> Name<'a> {
@@ -371,18 +441,33 @@ impl<'a> KallsymsV2<'a> {
     /// to every symbol, folded ones included (§12.1).
     #[inline]
     pub fn lookup_address(&self, addr: u64) -> Option<AddressHit<'a>> {
-        self.lookup_ranked(addr, self.rank(addr))
+        self.lookup_located(addr, self.locate(addr))
     }
 
     /// [`lookup_address`](Self::lookup_address) given `r = rank(addr)`.
     #[inline]
     pub fn lookup_ranked(&self, addr: u64, r: usize) -> Option<AddressHit<'a>> {
+        self.lookup_located(
+            addr,
+            Located {
+                rank: r,
+                ..Located::default()
+            },
+        )
+    }
+
+    /// [`lookup_address`](Self::lookup_address) given where it lands
+    /// (§12.1 steps 2 to 4 at `loc.rank`); row addresses that `loc` lacks
+    /// are read from their blocks. For callers that keep the stored
+    /// addresses decoded (`ksym::addrindex`).
+    #[inline]
+    pub fn lookup_located(&self, addr: u64, loc: Located) -> Option<AddressHit<'a>> {
         let m = self.stored;
-        let r = r.min(m);
+        let r = loc.rank.min(m);
         // The next stored row; a folded `__pfx_` symbol covers the 16 bytes
         // below its partner, so it also bounds the symbol before it.
         let next = (r < m).then(|| {
-            let p = self.stored_address(r);
+            let p = loc.next.unwrap_or_else(|| self.stored_address(r));
             (p, self.folded(r))
         });
         if let Some((p, true)) = next {
@@ -394,10 +479,15 @@ impl<'a> KallsymsV2<'a> {
         if r == 0 {
             return None;
         }
-        let sym_addr = self.stored_address(r - 1);
+        let sym_addr = loc.prev.unwrap_or_else(|| self.stored_address(r - 1));
         // First alias: aliases are never folded, so search stored rows only.
         let mut first = r - 1;
-        if first > 0 && self.stored_address(first - 1) == sym_addr {
+        if first > 0
+            && loc
+                .before_prev
+                .unwrap_or_else(|| self.stored_address(first - 1))
+                == sym_addr
+        {
             first = partition_point(first, |j| self.stored_address(j) < sym_addr);
         }
         let next = next.map(|(a, f)| if f { a.wrapping_sub(PFX_DISTANCE) } else { a });

@@ -44,6 +44,8 @@ impl<'a> Directory<'a> {
 /// symbol count (FORMAT.md §10.2 to §10.4, §11.2).
 struct Shapes<'a> {
     nblocks: usize,
+    block_headers: &'a [u8],
+    buckets: AddrBuckets<'a>,
     idx_bits: u32,
     pfx: &'a [u8],
     pfx_ranks: &'a [u8],
@@ -174,10 +176,7 @@ fn parse_directory<'a>(blob: &'a [u8], h: &Header) -> Result<Directory<'a>, Blob
 /// rank directories.
 fn check_shapes<'a>(dir: &Directory<'a>, m: usize) -> Result<Shapes<'a>, BlobError> {
     let nblocks = m.div_ceil(ADDR_BLOCK);
-    dir.shape(
-        SectionId::AddrBlocks,
-        nblocks.checked_mul(ADDR_BLOCK_HEADER),
-    )?;
+    let (block_headers, buckets) = split_addr_blocks(dir, nblocks)?;
     let nwords = words_for(m);
     dir.shape(SectionId::Types, Some(8 * nwords))?;
     let nranks = nwords.div_ceil(RANK_BLOCK_BITS / 64);
@@ -209,6 +208,8 @@ fn check_shapes<'a>(dir: &Directory<'a>, m: usize) -> Result<Shapes<'a>, BlobErr
     let (pfx, pfx_ranks) = dir.sec(SectionId::Pfx).split_at(8 * nwords);
     Ok(Shapes {
         nblocks,
+        block_headers,
+        buckets,
         idx_bits,
         pfx,
         pfx_ranks: &pfx_ranks[..4 * nranks],
@@ -216,6 +217,44 @@ fn check_shapes<'a>(dir: &Directory<'a>, m: usize) -> Result<Shapes<'a>, BlobErr
         mark_ranks,
         back,
     })
+}
+
+/// Splits `addr_blocks` into the block headers and the address-bucket
+/// table after them (FORMAT.md §10.2): the table's length must match its
+/// count, which is at most one bucket per block, and its shift below 64.
+fn split_addr_blocks<'a>(
+    dir: &Directory<'a>,
+    nblocks: usize,
+) -> Result<(&'a [u8], AddrBuckets<'a>), BlobError> {
+    let sec = dir.sec(SectionId::AddrBlocks);
+    let fail = |what| bad(dir.at(SectionId::AddrBlocks), SectionId::AddrBlocks, what);
+    let Some(headers_len) = nblocks.checked_mul(ADDR_BLOCK_HEADER) else {
+        return Err(fail("length does not match the symbol count"));
+    };
+    let Some(table) = sec.get(headers_len..) else {
+        return Err(fail("length does not match the symbol count"));
+    };
+    if table.len() < ADDR_BUCKETS_HEADER {
+        return Err(fail("address-bucket table missing"));
+    }
+    let shift = u32_at(table, 0);
+    let nbuckets = u32_at(table, 4) as usize;
+    if shift > 63 || nbuckets > nblocks {
+        return Err(fail("address-bucket shift or count out of range"));
+    }
+    if table.len() != ADDR_BUCKETS_HEADER + 4 * (nbuckets + 1) {
+        return Err(fail("address-bucket table length does not match its count"));
+    }
+    let headers = &sec[..headers_len];
+    Ok((
+        headers,
+        AddrBuckets {
+            first: u64_at(headers, 0),
+            shift,
+            nbuckets,
+            entries: &table[ADDR_BUCKETS_HEADER..],
+        },
+    ))
 }
 
 /// Every address block's width, shift and bit position stay inside
@@ -328,13 +367,14 @@ impl<'a> KallsymsV2<'a> {
             Some(s) => Some(LineTable::parse(dir.sec(SectionId::Lines), s.offset)?),
             None => None,
         };
-        let blocks = dir.sec(SectionId::AddrBlocks);
+        let blocks = shapes.block_headers;
         Ok(KallsymsV2 {
             num_syms: header.num_syms,
             stored: m,
             meta,
             addr_blocks: blocks,
             addr_words: bytemuck::try_cast_slice(blocks).unwrap_or(&[]),
+            buckets: shapes.buckets,
             addr_bits: dir.sec(SectionId::AddrBits),
             types: dir.sec(SectionId::Types),
             type_exc: dir.sec(SectionId::TypeExceptions),

@@ -7,6 +7,43 @@ use std::vec::Vec;
 use super::*;
 
 impl KallsymsV2<'_> {
+    /// The address-bucket table is the one FORMAT.md §10.2 defines for
+    /// these blocks and text bounds (the blocks' bases are checked apart).
+    fn verify_buckets(&self) -> Result<(), &'static str> {
+        let nblocks = self.stored.div_ceil(ADDR_BLOCK);
+        let base = |b: usize| u64_at(self.addr_blocks, b * ADDR_BLOCK_HEADER);
+        let t = &self.buckets;
+        let (nbuckets, shift) = if nblocks == 0 {
+            (0, 0)
+        } else {
+            let first = base(0);
+            let last = self.stored_address(self.stored - 1);
+            let end = [self.meta.bound(1), self.meta.bound(3)]
+                .into_iter()
+                .flatten()
+                .max()
+                .filter(|&e| e >= first)
+                .unwrap_or(last);
+            let span = end - first;
+            let shift = bucket_shift(span, nblocks);
+            ((span >> shift) as usize + 1, shift)
+        };
+        if t.nbuckets != nbuckets || t.shift != shift || t.first != base(0) {
+            return Err("address-bucket count or shift is not the rule's");
+        }
+        let mut b = 0usize;
+        for k in 0..=nbuckets as u64 {
+            let lo = u128::from(t.first) + (u128::from(k) << shift);
+            while b < nblocks && u128::from(base(b)) < lo {
+                b += 1;
+            }
+            if u32_at(t.entries, 4 * k as usize) as usize != b {
+                return Err("an address bucket does not start at its first block");
+            }
+        }
+        Ok(())
+    }
+
     /// Deep check for `ksym-pack --check`: addresses ascending, folding as
     /// FORMAT.md §10.1 requires, every name decodable with exact LCPs, names
     /// strictly in name order, `addr_to_name` and `name_to_addr` inverse,
@@ -23,6 +60,8 @@ impl KallsymsV2<'_> {
             })?;
         }
         let m = self.stored;
+        self.verify_buckets()
+            .map_err(|what| fail(SectionId::AddrBlocks, what))?;
         for j in 0..m {
             let a = self.stored_address(j);
             if j > 0 && a < self.stored_address(j - 1) {
