@@ -536,7 +536,7 @@ impl<'a> KallsymsV2<'a> {
     fn seek(&self, key: &[u8]) -> (usize, bool) {
         let m = self.stored;
         let nb = m.div_ceil(BUCKET);
-        let head_cmp = |b: usize| self.coded_at_rank(b * BUCKET, false).cmp_key(key);
+        let head_cmp = |b: usize| self.cmp_head(b, key);
         let (mut lo, mut hi) = (0usize, nb);
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -586,6 +586,26 @@ impl<'a> KallsymsV2<'a> {
         (r, r < m && head_cmp(lo).0 == Ordering::Equal)
     }
 
+    /// A bucket's head compared with `key` (`CodedName::cmp_key` of rank
+    /// `b * BUCKET`): the head is entry 0, stored whole, so its codes compare
+    /// without parsing the bucket's entries (FORMAT.md §11.2).
+    #[inline]
+    fn cmp_head(&self, b: usize, key: &[u8]) -> (Ordering, usize) {
+        let bucket = self.bucket(b);
+        match bucket.iter().position(|&c| c == NAME_END) {
+            Some(len) => cmp_codes(&self.tokens, &bucket[..len], key),
+            // Damaged: an empty name, as CodedName decodes it.
+            None => (
+                if key.is_empty() {
+                    Ordering::Equal
+                } else {
+                    Ordering::Less
+                },
+                0,
+            ),
+        }
+    }
+
     /// Ranks whose stored name equals `key`.
     fn equal_ranks(&self, key: &[u8]) -> core::ops::Range<usize> {
         let (r0, eq) = self.seek(key);
@@ -593,7 +613,15 @@ impl<'a> KallsymsV2<'a> {
             return r0..r0;
         }
         let mut r = r0 + 1;
-        while r < self.stored && self.coded_at_rank(r, false).cmp_key(key).0 == Ordering::Equal {
+        while r < self.stored {
+            let o = if r % BUCKET == 0 {
+                self.cmp_head(r / BUCKET, key).0
+            } else {
+                self.coded_at_rank(r, false).cmp_key(key).0
+            };
+            if o != Ordering::Equal {
+                break;
+            }
             r += 1;
         }
         r0..r
@@ -670,23 +698,25 @@ impl<'a> Iterator for NameHits<'a> {
     fn next(&mut self) -> Option<Symbol<'a>> {
         // Folded candidates count only where the row is folded; a damaged
         // blob's unreachable ranks are skipped.
-        while !self.folded.is_empty()
-            && !self
+        let mut f = None;
+        while !self.folded.is_empty() {
+            f = self
                 .v
                 .row_at_rank(self.folded.start)
-                .is_some_and(|j| self.v.folded(j))
-        {
+                .filter(|&j| self.v.folded(j));
+            if f.is_some() {
+                break;
+            }
             self.folded.start += 1;
         }
-        while !self.direct.is_empty() && self.v.row_at_rank(self.direct.start).is_none() {
+        let mut d = None;
+        while !self.direct.is_empty() {
+            d = self.v.row_at_rank(self.direct.start);
+            if d.is_some() {
+                break;
+            }
             self.direct.start += 1;
         }
-        let d = (!self.direct.is_empty())
-            .then(|| self.v.row_at_rank(self.direct.start))
-            .flatten();
-        let f = (!self.folded.is_empty())
-            .then(|| self.v.row_at_rank(self.folded.start))
-            .flatten();
         match (d, f) {
             // A folded symbol comes just before its partner: row f < d wins ties of order.
             (Some(dj), Some(fj)) if fj <= dj => {
