@@ -143,12 +143,13 @@ pub fn name_order<N: NameList + ?Sized>(names: &N) -> NameOrder {
         .map(|i| Entry::new(names.name(i), 0, i as u32))
         .collect();
     let mut lcp = vec![0u32; n];
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-    let mid = if n >= PARALLEL_MIN && threads > 1 {
-        split_by_key(&mut entries)
-    } else {
-        0
-    };
+    // Asked only for large inputs: it reads cgroup files on every call.
+    let mid =
+        if n >= PARALLEL_MIN && std::thread::available_parallelism().is_ok_and(|t| t.get() > 1) {
+            split_by_key(&mut entries)
+        } else {
+            0
+        };
     if mid == 0 {
         sort_part(names, &mut entries, &mut lcp);
     } else {
