@@ -10,6 +10,7 @@ use core::cmp::Ordering;
 use core::fmt;
 
 use super::v1::layout::MAX_TOKENS;
+use super::v2::layout::VERSION;
 use super::v2::names::CodedName;
 
 /// What is wrong with a blob; `offset` is the byte offset in the blob where the
@@ -129,7 +130,10 @@ impl fmt::Display for BlobError {
             }
             BadHeader(what) => write!(f, "v2 header: {what}"),
             UnsupportedVersion { version } => {
-                write!(f, "v2 header: version {version}, expected 2")
+                write!(
+                    f,
+                    "v2 header: version {version}, expected {VERSION} (repack the symbol list with this ksym-pack)"
+                )
             }
             SectionChecksum { section } => write!(
                 f,
