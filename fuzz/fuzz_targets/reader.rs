@@ -4,11 +4,20 @@
 #![no_main]
 
 use ksym::blobfile::AlignedBlob;
+use ksym::Kallsyms;
 use ksym::blob::KallsymsMapped;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let blob = AlignedBlob::copy_from(data);
+    // The same bytes as a reserved region: when it opens, its blob is a
+    // prefix that opens alone and only zeros follow.
+    if let Ok((k, pad)) = Kallsyms::from_region(blob.as_bytes(), None, None) {
+        let len = data.len() - pad;
+        assert!(data[len..].iter().all(|&b| b == 0));
+        let alone = Kallsyms::from_blob(&blob.as_bytes()[..len], None, None);
+        assert_eq!(alone.expect("the region's blob opens alone").len(), k.len());
+    }
     let Ok(m) = KallsymsMapped::from_blob(blob.as_bytes(), None, None) else { return };
     let mut name = Vec::new();
     for (i, s) in m.symbols().enumerate() {

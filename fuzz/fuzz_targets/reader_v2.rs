@@ -5,6 +5,7 @@
 //! passes, lookups must agree with the symbols they came from.
 #![no_main]
 
+use ksym::Kallsyms;
 use ksym::blob::v2::KallsymsV2;
 use ksym::blob::v2::layout::{MAGIC, VERSION};
 use ksym::blob::v2::write::reseal;
@@ -18,6 +19,14 @@ fuzz_target!(|data: &[u8]| {
     blob[..8].copy_from_slice(&MAGIC);
     blob[8..10].copy_from_slice(&VERSION.to_le_bytes());
     reseal(&mut blob);
+    // The same bytes as a reserved region: when it opens, its blob is a
+    // prefix that opens alone and only zeros follow.
+    if let Ok((k, pad)) = Kallsyms::from_region(&blob, None, None) {
+        let len = blob.len() - pad;
+        assert!(blob[len..].iter().all(|&b| b == 0));
+        let alone = Kallsyms::from_blob(&blob[..len], None, None);
+        assert_eq!(alone.expect("the region's blob opens alone").len(), k.len());
+    }
     let Ok(v) = KallsymsV2::from_blob(&blob, None, None) else { return };
     let sound = v.verify().is_ok();
     let mut name = Vec::new();

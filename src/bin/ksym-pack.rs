@@ -120,20 +120,36 @@ fn open_blob(path: &Path) -> Result<AlignedBlob, CliError> {
     AlignedBlob::read_file(path).map_err(|e| CliError::input(path.display(), e))
 }
 
+/// What `--check` and `--dump` say of a reserved region's zeros after the blob.
+fn padding_note(padding: usize) -> String {
+    match padding {
+        0 => String::new(),
+        n => format!("; followed by {n} bytes of zero padding (a reserved region)"),
+    }
+}
+
 fn run() -> Result<(), CliError> {
     match parse_args()? {
         Mode::Check(path) => {
             let blob = open_blob(&path)?;
             let fail = |e| CliError::input(path.display(), e);
-            let k = Kallsyms::from_blob(blob.as_bytes(), None, None).map_err(fail)?;
+            let (k, padding) = Kallsyms::from_region(blob.as_bytes(), None, None).map_err(fail)?;
             k.verify().map_err(fail)?;
-            println!("{}: ok: {}", path.display(), ksym::blob::describe(&k));
+            println!(
+                "{}: ok: {}{}",
+                path.display(),
+                ksym::blob::describe(&k),
+                padding_note(padding)
+            );
             Ok(())
         }
         Mode::Dump(path) => {
             let blob = open_blob(&path)?;
-            let k = Kallsyms::from_blob(blob.as_bytes(), None, None)
+            let (k, padding) = Kallsyms::from_region(blob.as_bytes(), None, None)
                 .map_err(|e| CliError::input(path.display(), e))?;
+            if padding > 0 {
+                eprintln!("ksym-pack: {}{}", path.display(), padding_note(padding));
+            }
             let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
             ksym::blob::dump(&k, &mut out).map_err(stdout_error)?;
             out.flush().map_err(stdout_error)

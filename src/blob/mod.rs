@@ -93,6 +93,42 @@ impl<'a> Kallsyms<'a> {
         }
     }
 
+    /// Opens the blob at the start of a reserved region: `region` is a blob
+    /// followed by zero bytes, as in a kernel section reserved before the
+    /// blob's size was known and filled afterwards (FORMAT.md §2.3). The
+    /// blob's length comes from its own header (v1: its counts; v2: its
+    /// directory), the rest must be zeros, and the blob is then checked as
+    /// [`from_blob`](Self::from_blob) checks it. Returns the view and the
+    /// number of padding bytes. No allocation, no copy.
+    ///
+    /// An all-zero region reads as an empty v1 blob (no symbols), which is
+    /// what a reserved section holds before it is filled: a caller that
+    /// must have symbols checks [`len`](Self::len).
+    ///
+    /// Errors: [`BlobError`] with the byte offset in `region`: the region
+    /// ends before the blob its header describes (`Truncated`), a nonzero
+    /// byte follows the blob (`NonZeroAfterBlob`), or any error of
+    /// `from_blob`.
+    pub fn from_region(
+        region: &'a [u8],
+        stext: Option<u64>,
+        etext: Option<u64>,
+    ) -> Result<(Self, usize), BlobError> {
+        let len = if is_v2(region) {
+            v2::read::blob_len(region)?
+        } else {
+            v1::read::blob_len(region)?
+        };
+        let (blob, padding) = region.split_at(len);
+        if let Some(i) = padding.iter().position(|&b| b != 0) {
+            return Err(BlobError {
+                offset: len + i,
+                kind: BlobErrorKind::NonZeroAfterBlob,
+            });
+        }
+        Ok((Self::from_blob(blob, stext, etext)?, padding.len()))
+    }
+
     /// The blob's format.
     pub fn format(&self) -> Format {
         match self {

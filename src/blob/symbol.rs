@@ -38,6 +38,9 @@ pub enum BlobErrorKind {
     NonZeroPadding,
     /// Bytes follow the token index.
     TrailingBytes,
+    /// A reserved region holds a nonzero byte after the blob its header
+    /// describes (FORMAT.md §2.3).
+    NonZeroAfterBlob,
     /// `addresses[index]` is below `addresses[index - 1]`.
     AddressesNotAscending { index: usize },
     /// `offsets[index]` is not where the previous record ends.
@@ -92,6 +95,10 @@ impl fmt::Display for BlobError {
             CountOverflow(s) => write!(f, "{s} is too large for this machine"),
             NonZeroPadding => write!(f, "expected a zero padding byte"),
             TrailingBytes => write!(f, "expected the end of the blob after token_index"),
+            NonZeroAfterBlob => write!(
+                f,
+                "nonzero byte after the blob: a reserved region must be the blob, then zeros"
+            ),
             AddressesNotAscending { index } => {
                 write!(f, "addresses[{index}] is below addresses[{}]", index - 1)
             }

@@ -141,6 +141,39 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The length in bytes of the v1 blob at the start of `region`, from its
+/// counts alone (FORMAT.md §2 and §2.3): what [`KallsymsMapped::from_blob`]
+/// must then be given. Reads at most the four count fields; checks nothing
+/// else. No allocation.
+///
+/// Errors: [`BlobErrorKind::Truncated`] (with the offset) when `region`
+/// ends before a count or before the array a count describes, and
+/// [`BlobErrorKind::CountOverflow`] when the counts overflow `usize`.
+pub fn blob_len(region: &[u8]) -> Result<usize, BlobError> {
+    let mut c = Cursor {
+        blob: region,
+        pos: 0,
+    };
+    let n = c.count("num_syms")?;
+    let arrays = n
+        .checked_mul(16)
+        .ok_or(c.err(BlobErrorKind::CountOverflow("num_syms")))?;
+    c.bytes(arrays, "addresses, offsets and seqs")?;
+    c.pad_to(8, "padding before names")?;
+    let names = c.count("names_len")?;
+    c.bytes(names, "names")?;
+    c.pad_to(8, "padding before token_table")?;
+    let table = c.count("token_table_len")?;
+    c.bytes(table, "token_table")?;
+    c.pad_to(8, "padding before token_index")?;
+    let ntok = c.count("token_index_len")?;
+    let index = ntok
+        .checked_mul(4)
+        .ok_or(c.err(BlobErrorKind::CountOverflow("token_index_len")))?;
+    c.bytes(index, "token_index")?;
+    Ok(c.pos)
+}
+
 impl<'a> KallsymsMapped<'a> {
     /// Validates `blob` and returns a view of it.
     ///

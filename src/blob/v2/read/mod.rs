@@ -15,6 +15,7 @@ use crate::blob::v2::source_lines::read::LineTable;
 use crate::kernel::LAST_SYMBOL_MAX_SPAN;
 
 mod open;
+pub use open::blob_len;
 #[cfg(feature = "std")]
 mod verify;
 use crate::blob::symbol::{AddressHit, BlobError, BlobErrorKind, Name, Symbol};

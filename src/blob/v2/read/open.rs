@@ -334,6 +334,45 @@ fn parse_modules<'a>(dir: &Directory<'a>) -> Result<Modules<'a>, BlobError> {
     })
 }
 
+/// The length in bytes of the v2 blob at the start of `region` (FORMAT.md
+/// §9.2 and §2.3): where the last section of its directory ends, or the
+/// header's end when it has none. Reads the header and the directory only;
+/// [`KallsymsV2::from_blob`] checks them. No allocation.
+///
+/// Errors: [`BlobErrorKind::Truncated`] when `region` ends inside the
+/// header, the directory or a section; [`BlobErrorKind::BadHeader`] when the
+/// header length and section count disagree.
+pub fn blob_len(region: &[u8]) -> Result<usize, BlobError> {
+    if region.len() < HEADER_LEN {
+        return Err(err(region.len(), BlobErrorKind::Truncated("v2 header")));
+    }
+    let header_len = u16_at(region, 10) as usize;
+    let nsect = u32_at(region, 24) as usize;
+    if nsect > SECTIONS.len() || header_len != HEADER_LEN + DIR_ENTRY_LEN * nsect {
+        return Err(err(
+            10,
+            BlobErrorKind::BadHeader("header length and section count disagree"),
+        ));
+    }
+    if region.len() < header_len {
+        return Err(err(
+            region.len(),
+            BlobErrorKind::Truncated("section directory"),
+        ));
+    }
+    let mut end = header_len;
+    for s in 0..nsect {
+        let at = HEADER_LEN + DIR_ENTRY_LEN * s;
+        let off = u32_at(region, at + 8) as usize;
+        let len = u32_at(region, at + 12) as usize;
+        end = end.max(off.saturating_add(len));
+    }
+    if end > region.len() {
+        return Err(err(region.len(), BlobErrorKind::Truncated("v2 section")));
+    }
+    Ok(end)
+}
+
 impl<'a> KallsymsV2<'a> {
     /// Checks `blob`'s header, directory, CRCs and section shapes and returns
     /// a view of it. `stext`/`etext` override the bounds stored in `meta`.
