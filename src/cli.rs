@@ -134,6 +134,29 @@ pub fn write_atomically(
     Ok(())
 }
 
+/// Replaces the existing file `path` by `bytes` atomically (a temporary
+/// file beside it, then a rename), keeping its permissions (an ELF image
+/// stays executable). On any error the file is left as it was.
+///
+/// Errors: the file cannot be read for its permissions, or the temporary
+/// file cannot be written or renamed; the message names `path`.
+pub fn replace_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
+    let fail = |e: io::Error| CliError::input(path.display(), e);
+    let perms = std::fs::metadata(path).map_err(fail)?.permissions();
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".ksym-pack.")
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    io::Write::write_all(tmp.as_file_mut(), bytes).map_err(fail)?;
+    tmp.as_file().set_permissions(perms).map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
 /// Hex bytes, an even number of digits, optionally after `0x` (a build-id
 /// as `file` or `readelf -n` prints it); `None` otherwise.
 pub fn parse_build_id(s: &str) -> Option<Vec<u8>> {

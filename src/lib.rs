@@ -13,7 +13,8 @@
 //!   its reader and, with std, its writer), what they share
 //!   ([`blob::symbol`], [`blob::list`], [`blob::nameorder`]), and the
 //!   format-neutral view [`Kallsyms`] on top.
-//! - std tools' pieces: [`dwarf`] (DWARF to a source table), [`addrindex`]
+//! - std tools' pieces: [`dwarf`] (DWARF to a source table), [`elfpatch`]
+//!   (a blob into an ELF image's reserved section), [`addrindex`]
 //!   (lookup acceleration for streams), [`blobfile`] and [`cli`] (I/O), and
 //!   [`resolve`] (the address stream), which the binaries call.
 #![cfg_attr(not(feature = "std"), no_std)]
@@ -31,6 +32,8 @@ pub mod blobfile;
 pub mod cli;
 #[cfg(feature = "std")]
 pub mod dwarf;
+#[cfg(feature = "std")]
+pub mod elfpatch;
 #[cfg(feature = "std")]
 pub mod resolve;
 #[cfg(feature = "std")]

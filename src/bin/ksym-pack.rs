@@ -11,8 +11,8 @@ use ksym::blob::v1::write::Layout;
 use ksym::blob::v2::write::{V2Options, pack_v2};
 use ksym::blobfile::AlignedBlob;
 use ksym::cli::{
-    CliError, IN_BUF, main_with, open_input, parse_build_id, stdout_error, stdout_is_terminal,
-    write_atomically,
+    CliError, IN_BUF, main_with, open_input, parse_build_id, replace_file, stdout_error,
+    stdout_is_terminal, write_atomically,
 };
 use ksym::{Format, Kallsyms};
 
@@ -28,6 +28,8 @@ Packs `ADDR TYPE NAME[\t[module]]` lines (ksym-filter's output) into a kallsyms 
       --build-id HEX    v2: store the kernel's build-id
       --lines ELF       v2: store source lines and inline frames from ELF's DWARF (vmlinux)
       --columns         with --lines: store column numbers too (bigger blob)
+      --patch-elf ELF   write the blob into ELF's reserved section in place, zero-filling the rest
+      --section NAME    the section --patch-elf fills (default .ksym)
       --check BLOB      validate a blob of either format; says what and where is wrong
       --dump BLOB       print a blob back as ADDR TYPE NAME[\t[module]] lines
   -h, --help            this text";
@@ -44,6 +46,7 @@ enum Mode {
         format: Format,
         v2: Box<V2Options>,
         lines: Option<(PathBuf, bool)>,
+        patch: Option<(PathBuf, String)>,
     },
     Check(PathBuf),
     Dump(PathBuf),
@@ -55,6 +58,7 @@ fn parse_args() -> Result<Mode, CliError> {
         (None, None, false, TokenStrategy::default());
     let (mut format, mut v2) = (Format::V1, V2Options::default());
     let (mut lines, mut columns) = (None::<PathBuf>, false);
+    let (mut patch, mut section) = (None::<PathBuf>, None::<String>);
     let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
@@ -82,6 +86,8 @@ fn parse_args() -> Result<Mode, CliError> {
             }
             Long("lines") => lines = Some(p.value()?.into()),
             Long("columns") => columns = true,
+            Long("patch-elf") => patch = Some(p.value()?.into()),
+            Long("section") => section = Some(p.value()?.string()?),
             Long("check") => return Ok(Mode::Check(p.value()?.into())),
             Long("dump") => return Ok(Mode::Dump(p.value()?.into())),
             Short('h') | Long("help") => {
@@ -102,11 +108,20 @@ fn parse_args() -> Result<Mode, CliError> {
             "--lines needs --format v2 (v1 has no place for source lines)".into(),
         ));
     }
+    if section.is_some() && patch.is_none() {
+        return Err(CliError::Usage("--section needs --patch-elf ELF".into()));
+    }
+    if patch.is_some() && output.is_some() {
+        return Err(CliError::Usage(
+            "--patch-elf and -o both say where the blob goes; give one".into(),
+        ));
+    }
     if columns && lines.is_none() {
         return Err(CliError::Usage("--columns needs --lines ELF".into()));
     }
     Ok(Mode::Pack {
         lines: lines.map(|l| (l, columns)),
+        patch: patch.map(|p| (p, section.unwrap_or_else(|| ".ksym".into()))),
         input: input.unwrap_or_else(|| "-".into()),
         output,
         verbose,
@@ -162,8 +177,9 @@ fn run() -> Result<(), CliError> {
             format,
             mut v2,
             lines,
+            patch,
         } => {
-            if output.is_none() && stdout_is_terminal() {
+            if output.is_none() && patch.is_none() && stdout_is_terminal() {
                 return Err(CliError::Usage(
                     "refusing to write a binary blob to a terminal; use -o FILE or a pipe".into(),
                 ));
@@ -196,9 +212,10 @@ fn run() -> Result<(), CliError> {
                     Box::new(move |out| out.write_all(&packed.blob))
                 }
             };
-            match output {
-                Some(path) => write_atomically(&path, &*write),
-                None => {
+            match (output, patch) {
+                (_, Some((elf, section))) => patch_elf(&elf, &section, &*write),
+                (Some(path), None) => write_atomically(&path, &*write),
+                (None, None) => {
                     let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
                     write(&mut out).map_err(stdout_error)?;
                     out.flush().map_err(stdout_error)
@@ -206,6 +223,23 @@ fn run() -> Result<(), CliError> {
             }
         }
     }
+}
+
+/// `--patch-elf`: the blob into `section` of `elf`, atomically, with a
+/// report on stderr that no address moved.
+fn patch_elf(elf: &Path, section: &str, write: &WriteBlob<'_>) -> Result<(), CliError> {
+    let mut blob = Vec::new();
+    write(&mut blob).map_err(|e| CliError::input("blob", e))?;
+    let image = std::fs::read(elf).map_err(|e| CliError::input(elf.display(), e))?;
+    let p = ksym::elfpatch::patch_elf(&image, section, &blob)
+        .map_err(|e| CliError::input(elf.display(), e))?;
+    replace_file(elf, &p.image)?;
+    eprintln!(
+        "ksym-pack: {}: {}",
+        elf.display(),
+        p.report(section, blob.len())
+    );
+    Ok(())
 }
 
 fn main() -> ExitCode {
