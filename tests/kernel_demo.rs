@@ -1,0 +1,177 @@
+//! The kernel side, proven: `scripts/kernel-demo.sh` builds the riscv64
+//! kernel of examples/kernel, fills its `.ksym` section and boots it under
+//! QEMU; the backtrace the kernel prints from its own blob must name, at
+//! every frame, the symbol and offset that `nm` gives for the final image,
+//! and (v2 with lines) the file, line and inlined functions that
+//! `llvm-symbolizer --inlines` gives at the pc (the trapping frame) or
+//! `ADDR - 1` (return addresses). For v1, v2 and v2 with lines.
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+/// One printed frame: address, symbol, offset, and the chain outermost
+/// first as (function or "", file, line).
+struct Frame {
+    addr: u64,
+    symbol: String,
+    offset: u64,
+    chain: Vec<(String, String, u32)>,
+}
+
+/// ` [<ADDR>] NAME+0xOFF/0xSIZE FILE:LINE > FUNC FILE:LINE ...`
+fn parse(line: &str) -> Option<Frame> {
+    let rest = line.strip_prefix(" [<")?;
+    let (addr, rest) = rest.split_once(">] ")?;
+    let mut words = rest.split(' ');
+    let sym = words.next()?;
+    let (symbol, off) = sym.rsplit_once('+')?;
+    let offset = u64::from_str_radix(off.split('/').next()?.trim_start_matches("0x"), 16).ok()?;
+    let mut chain = Vec::new();
+    let mut func = String::new();
+    while let Some(w) = words.next() {
+        if w == ">" {
+            func = words.next()?.to_string();
+            continue;
+        }
+        let (file, l) = w.rsplit_once(':')?;
+        chain.push((std::mem::take(&mut func), file.to_string(), l.parse().ok()?));
+    }
+    Some(Frame {
+        addr: u64::from_str_radix(addr, 16).ok()?,
+        symbol: symbol.to_string(),
+        offset,
+        chain,
+    })
+}
+
+/// nm's symbol at or below `addr`, by address order (text symbols).
+fn nm_symbol(nm: &[(u64, String)], addr: u64) -> (String, u64) {
+    let i = nm.partition_point(|(a, _)| *a <= addr);
+    let (a, n) = &nm[i - 1];
+    (n.clone(), addr - a)
+}
+
+/// `llvm-symbolizer --inlines` at `addr`: (function, file, line), innermost first.
+fn symbolize(elf: &Path, addr: u64) -> Vec<(String, String, u32)> {
+    let out = Command::new("llvm-symbolizer")
+        .args(["--inlines", "--obj"])
+        .arg(elf)
+        .arg(format!("{addr:#x}"))
+        .output()
+        .expect("llvm-symbolizer (CI installs llvm)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    lines
+        .chunks(2)
+        .map(|p| {
+            let mut loc = p[1].rsplitn(3, ':');
+            let (_col, line, file) = (
+                loc.next(),
+                loc.next().unwrap_or("0"),
+                loc.next().unwrap_or(""),
+            );
+            // LLVM 14 prints legacy Rust names with their hash.
+            let f = match p[0].rsplit_once("::h") {
+                Some((name, h)) if h.len() == 16 => name.to_string(),
+                _ => p[0].to_string(),
+            };
+            (f, file.to_string(), line.parse().unwrap_or(0))
+        })
+        .collect()
+}
+
+#[test]
+fn the_kernel_prints_its_own_backtrace_and_every_frame_is_right() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for format in ["v2", "v1", "v2-nolines"] {
+        let out = Command::new("bash")
+            .arg(root.join("scripts/kernel-demo.sh"))
+            .env("KSYM_FORMAT", format)
+            .output()
+            .expect("bash");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{format}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let elf = root.join("target/kernel-demo/kernel.elf");
+        let nm_out = Command::new("nm").arg("-n").arg(&elf).output().unwrap();
+        let nm: Vec<(u64, String)> = String::from_utf8_lossy(&nm_out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let mut w = l.split(' ');
+                let (a, t, n) = (w.next()?, w.next()?, w.next()?);
+                // What ksym-filter keeps: text symbols, not local labels.
+                (matches!(t, "T" | "t") && !ksym::text::nm::is_mapping_or_local_label(n.as_bytes()))
+                    .then(|| (u64::from_str_radix(a, 16).ok(), n))
+            })
+            .filter_map(|(a, n)| Some((a?, n.to_string())))
+            .collect();
+        let frames: Vec<Frame> = stdout.lines().filter_map(parse).collect();
+        let names: Vec<&str> = frames.iter().map(|f| f.symbol.as_str()).collect();
+        // Innermost first; legacy Rust symbols as ksym-filter demangles them.
+        assert_eq!(
+            names,
+            [
+                "ksym_kernel_demo::fault_here",
+                "ksym_kernel_demo::level2",
+                "ksym_kernel_demo::level1",
+                "kmain",
+                "_start"
+            ],
+            "{format}: {stdout}"
+        );
+        for (i, f) in frames.iter().enumerate() {
+            let (sym, off) = nm_symbol(&nm, f.addr);
+            let mut demangled = Vec::new();
+            let sym = if ksym::text::demangle::demangle_rust(sym.as_bytes(), &mut demangled) {
+                String::from_utf8(demangled).unwrap()
+            } else {
+                sym
+            };
+            assert_eq!((&f.symbol, f.offset), (&sym, off), "{format}: frame {i}");
+            if format != "v2" {
+                assert!(f.chain.is_empty(), "{format}: no lines without --lines");
+                continue;
+            }
+            let at = if i == 0 { f.addr } else { f.addr - 1 };
+            let want = symbolize(&elf, at);
+            if want.iter().all(|w| w.2 == 0) {
+                assert_eq!(
+                    f.chain,
+                    [(String::new(), "??".into(), 0)],
+                    "{format}: frame {i}"
+                );
+                continue;
+            }
+            // Ours outermost first; llvm's innermost first.
+            let ours: Vec<_> = f.chain.iter().rev().collect();
+            assert_eq!(
+                ours.len(),
+                want.len(),
+                "{format}: frame {i}: {:?} vs {want:?}",
+                f.chain
+            );
+            for (k, ((func, file, line), (wf, wfile, wline))) in ours.iter().zip(&want).enumerate()
+            {
+                assert_eq!(line, wline, "{format}: frame {i}.{k}");
+                assert!(
+                    wfile.ends_with(file.as_str()),
+                    "{format}: frame {i}.{k}: {wfile} vs {file}"
+                );
+                // Inlined frames are named by DWARF; the outermost by the symbol table.
+                if k + 1 < want.len() {
+                    assert_eq!(func, wf, "{format}: frame {i}.{k}");
+                }
+            }
+        }
+        if format == "v2" {
+            assert!(
+                stdout.contains("> ksym_kernel_demo::check_invariant src/main.rs:"),
+                "{stdout}"
+            );
+        }
+    }
+}
