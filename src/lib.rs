@@ -15,8 +15,9 @@
 //!   format-neutral view [`Kallsyms`] on top.
 //! - std tools' pieces: [`dwarf`] (DWARF to a source table), [`elfpatch`]
 //!   (a blob into an ELF image's reserved section), [`addrindex`]
-//!   (lookup acceleration for streams), [`blobfile`] and [`cli`] (I/O), and
-//!   [`resolve`] (the address stream), which the binaries call.
+//!   (lookup acceleration for streams), [`blobfile`] and [`cli`] (I/O),
+//!   [`packjob`] (what `ksym-pack` runs) and [`resolve`] (the address
+//!   stream), which the binaries call.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -34,6 +35,8 @@ pub mod cli;
 pub mod dwarf;
 #[cfg(feature = "std")]
 pub mod elfpatch;
+#[cfg(feature = "std")]
+pub mod packjob;
 #[cfg(feature = "std")]
 pub mod resolve;
 #[cfg(feature = "std")]

@@ -1,20 +1,15 @@
 //! ksym-pack: packs `ADDR TYPE NAME` lines into the zero-copy blob
-//! (docs/FORMAT.md); `--check` validates a blob, `--dump` prints one.
+//! (docs/FORMAT.md); `--check` validates a blob, `--dump` prints one. It
+//! parses arguments; `ksym::packjob` does the work.
 
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ksym::blob::list::SymbolList;
+use ksym::Format;
 use ksym::blob::v1::tokens::TokenStrategy;
-use ksym::blob::v1::write::Layout;
-use ksym::blob::v2::write::{V2Options, pack_v2};
-use ksym::blobfile::AlignedBlob;
-use ksym::cli::{
-    CliError, IN_BUF, main_with, open_input, parse_build_id, replace_file, stdout_error,
-    stdout_is_terminal, write_atomically,
-};
-use ksym::{Format, Kallsyms};
+use ksym::blob::v2::write::V2Options;
+use ksym::cli::{CliError, main_with, parse_build_id};
+use ksym::packjob::PackJob;
 
 const USAGE: &str = "usage: ksym-pack [OPTIONS] [INPUT|-]
        ksym-pack --check BLOB
@@ -34,20 +29,8 @@ Packs `ADDR TYPE NAME[\t[module]]` lines (ksym-filter's output) into a kallsyms 
       --dump BLOB       print a blob back as ADDR TYPE NAME[\t[module]] lines
   -h, --help            this text";
 
-/// Writes the packed blob to a stream (either format).
-type WriteBlob<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + 'a;
-
 enum Mode {
-    Pack {
-        input: String,
-        output: Option<PathBuf>,
-        verbose: bool,
-        strategy: TokenStrategy,
-        format: Format,
-        v2: Box<V2Options>,
-        lines: Option<(PathBuf, bool)>,
-        patch: Option<(PathBuf, String)>,
-    },
+    Pack(Box<PackJob>),
     Check(PathBuf),
     Dump(PathBuf),
 }
@@ -119,127 +102,24 @@ fn parse_args() -> Result<Mode, CliError> {
     if columns && lines.is_none() {
         return Err(CliError::Usage("--columns needs --lines ELF".into()));
     }
-    Ok(Mode::Pack {
+    Ok(Mode::Pack(Box::new(PackJob {
         lines: lines.map(|l| (l, columns)),
         patch: patch.map(|p| (p, section.unwrap_or_else(|| ".ksym".into()))),
         input: input.unwrap_or_else(|| "-".into()),
         output,
         verbose,
         strategy,
-        format,
-        v2: Box::new(v2),
-    })
-}
-
-fn open_blob(path: &Path) -> Result<AlignedBlob, CliError> {
-    AlignedBlob::read_file(path).map_err(|e| CliError::input(path.display(), e))
-}
-
-/// What `--check` and `--dump` say of a reserved region's zeros after the blob.
-fn padding_note(padding: usize) -> String {
-    match padding {
-        0 => String::new(),
-        n => format!("; followed by {n} bytes of zero padding (a reserved region)"),
-    }
+        format: Some(format),
+        v2,
+    })))
 }
 
 fn run() -> Result<(), CliError> {
     match parse_args()? {
-        Mode::Check(path) => {
-            let blob = open_blob(&path)?;
-            let fail = |e| CliError::input(path.display(), e);
-            let (k, padding) = Kallsyms::from_region(blob.as_bytes(), None, None).map_err(fail)?;
-            k.verify().map_err(fail)?;
-            println!(
-                "{}: ok: {}{}",
-                path.display(),
-                ksym::blob::describe(&k),
-                padding_note(padding)
-            );
-            Ok(())
-        }
-        Mode::Dump(path) => {
-            let blob = open_blob(&path)?;
-            let (k, padding) = Kallsyms::from_region(blob.as_bytes(), None, None)
-                .map_err(|e| CliError::input(path.display(), e))?;
-            if padding > 0 {
-                eprintln!("ksym-pack: {}{}", path.display(), padding_note(padding));
-            }
-            let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
-            ksym::blob::dump(&k, &mut out).map_err(stdout_error)?;
-            out.flush().map_err(stdout_error)
-        }
-        Mode::Pack {
-            input,
-            output,
-            verbose,
-            strategy,
-            format,
-            mut v2,
-            lines,
-            patch,
-        } => {
-            if output.is_none() && patch.is_none() && stdout_is_terminal() {
-                return Err(CliError::Usage(
-                    "refusing to write a binary blob to a terminal; use -o FILE or a pipe".into(),
-                ));
-            }
-            let list = SymbolList::read_lines(open_input(&input)?)
-                .map_err(|e| CliError::input(&input, e))?;
-            let write: Box<WriteBlob<'_>> = match format {
-                Format::V1 => {
-                    let layout =
-                        Layout::new(&list, strategy).map_err(|e| CliError::input(&input, e))?;
-                    if verbose {
-                        eprintln!("ksym-pack: {}", layout.describe());
-                    }
-                    Box::new(move |out| layout.write_to(out))
-                }
-                Format::V2 => {
-                    if let Some((elf, columns)) = lines {
-                        let addrs = (0..list.len()).map(|i| list.address(i));
-                        let (table, desc) = ksym::dwarf::source_table_for(&elf, addrs)
-                            .map_err(|e| CliError::input(&input, e))?;
-                        if verbose {
-                            eprintln!("ksym-pack: {desc}");
-                        }
-                        v2.lines = Some((table, columns));
-                    }
-                    let packed = pack_v2(&list, &v2).map_err(|e| CliError::input(&input, e))?;
-                    if verbose {
-                        eprintln!("ksym-pack: {}", packed.describe());
-                    }
-                    Box::new(move |out| out.write_all(&packed.blob))
-                }
-            };
-            match (output, patch) {
-                (_, Some((elf, section))) => patch_elf(&elf, &section, &*write),
-                (Some(path), None) => write_atomically(&path, &*write),
-                (None, None) => {
-                    let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
-                    write(&mut out).map_err(stdout_error)?;
-                    out.flush().map_err(stdout_error)
-                }
-            }
-        }
+        Mode::Check(path) => ksym::packjob::check(&path),
+        Mode::Dump(path) => ksym::packjob::dump(&path),
+        Mode::Pack(job) => job.run(),
     }
-}
-
-/// `--patch-elf`: the blob into `section` of `elf`, atomically, with a
-/// report on stderr that no address moved.
-fn patch_elf(elf: &Path, section: &str, write: &WriteBlob<'_>) -> Result<(), CliError> {
-    let mut blob = Vec::new();
-    write(&mut blob).map_err(|e| CliError::input("blob", e))?;
-    let image = std::fs::read(elf).map_err(|e| CliError::input(elf.display(), e))?;
-    let p = ksym::elfpatch::patch_elf(&image, section, &blob)
-        .map_err(|e| CliError::input(elf.display(), e))?;
-    replace_file(elf, &p.image)?;
-    eprintln!(
-        "ksym-pack: {}: {}",
-        elf.display(),
-        p.report(section, blob.len())
-    );
-    Ok(())
 }
 
 fn main() -> ExitCode {
