@@ -532,9 +532,11 @@ impl<'a> KallsymsV2<'a> {
         })
     }
 
-    /// The first rank whose name is `>= key`, and whether it equals `key`
-    /// (FORMAT.md §12.2: heads by binary search, then the bucket by LCPs).
-    fn seek(&self, key: &[u8]) -> (usize, bool) {
+    /// The first rank whose name is `>= key`, whether it equals `key`, and
+    /// (when it does and the next rank is in the same bucket) where the next
+    /// entry starts in that bucket (FORMAT.md §12.2: heads by binary search,
+    /// then the bucket by LCPs).
+    fn seek(&self, key: &[u8]) -> (usize, bool, Option<usize>) {
         let m = self.stored;
         let nb = m.div_ceil(BUCKET);
         let head_cmp = |b: usize| self.cmp_head(b, key);
@@ -547,8 +549,17 @@ impl<'a> KallsymsV2<'a> {
                 hi = mid;
             }
         }
+        // The entry after a bucket's head, when the bucket has one.
+        let after_head = |b: usize| {
+            let count = m.saturating_sub(b * BUCKET).min(BUCKET);
+            let bucket = self.bucket(b);
+            (count > 1)
+                .then(|| bucket.iter().position(|&c| c == NAME_END).map(|p| p + 1))
+                .flatten()
+        };
         if lo == 0 {
-            return (0, nb > 0 && head_cmp(0).0 == Ordering::Equal);
+            let eq = nb > 0 && head_cmp(0).0 == Ordering::Equal;
+            return (0, eq, if eq { after_head(0) } else { None });
         }
         let b = lo - 1;
         let bucket = self.bucket(b);
@@ -557,7 +568,7 @@ impl<'a> KallsymsV2<'a> {
         // Walk entries 1.. by their LCP with the previous name, which is < key.
         let mut at = match bucket.iter().position(|&c| c == NAME_END) {
             Some(p) => p + 1,
-            None => return (lo * BUCKET, false),
+            None => return (lo * BUCKET, false, None),
         };
         for k in 1..count {
             let Some((lcp, used)) = read_varint(bucket, at) else {
@@ -573,18 +584,69 @@ impl<'a> KallsymsV2<'a> {
             let lcp = lcp as usize;
             match lcp.cmp(&matched) {
                 Ordering::Greater => continue,
-                Ordering::Less => return (b * BUCKET + k, false),
+                Ordering::Less => return (b * BUCKET + k, false, None),
                 Ordering::Equal => {
                     let (o, c) = cmp_codes(&self.tokens, codes, key.get(lcp..).unwrap_or(&[]));
                     match o {
                         Ordering::Less => matched = lcp + c,
-                        o => return (b * BUCKET + k, o == Ordering::Equal),
+                        o => {
+                            let eq = o == Ordering::Equal;
+                            let next = (eq && k + 1 < count).then_some(at);
+                            return (b * BUCKET + k, eq, next);
+                        }
                     }
                 }
             }
         }
         let r = lo * BUCKET;
-        (r, r < m && head_cmp(lo).0 == Ordering::Equal)
+        let eq = r < m && head_cmp(lo).0 == Ordering::Equal;
+        (r, eq, if eq { after_head(lo) } else { None })
+    }
+
+    /// Ranks whose stored name equals `key`. The rank after an equal one
+    /// is equal exactly when its entry keeps all of the key (LCP = the
+    /// key's length) and adds no codes; a bucket's head is compared whole.
+    fn equal_ranks(&self, key: &[u8]) -> core::ops::Range<usize> {
+        let (r0, eq, mut next) = self.seek(key);
+        if !eq {
+            return r0..r0;
+        }
+        let mut r = r0 + 1;
+        while r < self.stored {
+            let equal = if r % BUCKET == 0 {
+                self.cmp_head(r / BUCKET, key).0 == Ordering::Equal
+            } else {
+                let bucket = self.bucket(r / BUCKET);
+                let at = match next {
+                    Some(at) => at,
+                    // Not known (a damaged bucket): decode the name whole.
+                    None => {
+                        if self.coded_at_rank(r, false).cmp_key(key).0 != Ordering::Equal {
+                            break;
+                        }
+                        r += 1;
+                        continue;
+                    }
+                };
+                let Some((lcp, used)) = read_varint(bucket, at) else {
+                    break;
+                };
+                next = Some(at + used + 1);
+                lcp as usize == key.len() && bucket.get(at + used) == Some(&NAME_END)
+            };
+            if !equal {
+                break;
+            }
+            if r % BUCKET == 0 {
+                next = self
+                    .bucket(r / BUCKET)
+                    .iter()
+                    .position(|&c| c == NAME_END)
+                    .map(|p| p + 1);
+            }
+            r += 1;
+        }
+        r0..r
     }
 
     /// A bucket's head compared with `key` (`CodedName::cmp_key` of rank
@@ -605,27 +667,6 @@ impl<'a> KallsymsV2<'a> {
                 0,
             ),
         }
-    }
-
-    /// Ranks whose stored name equals `key`.
-    fn equal_ranks(&self, key: &[u8]) -> core::ops::Range<usize> {
-        let (r0, eq) = self.seek(key);
-        if !eq {
-            return r0..r0;
-        }
-        let mut r = r0 + 1;
-        while r < self.stored {
-            let o = if r % BUCKET == 0 {
-                self.cmp_head(r / BUCKET, key).0
-            } else {
-                self.coded_at_rank(r, false).cmp_key(key).0
-            };
-            if o != Ordering::Equal {
-                break;
-            }
-            r += 1;
-        }
-        r0..r
     }
 
     /// `addr_to_name` at stored row `j`: the row's rank in name order.
