@@ -149,8 +149,13 @@ pub fn patch_elf(image: &[u8], section: &str, blob: &[u8]) -> Result<Patched, Pa
     let address = sec.address();
     let before = layout(&file);
     let mut out = image.to_vec();
-    let (start, end) = (offset as usize, (offset + size) as usize);
-    let region = out.get_mut(start..end).ok_or_else(|| {
+    // Checked: a forged header's offset and size may not fit.
+    let range = usize::try_from(offset).ok().zip(
+        offset
+            .checked_add(size)
+            .and_then(|e| usize::try_from(e).ok()),
+    );
+    let region = range.and_then(|(s, e)| out.get_mut(s..e)).ok_or_else(|| {
         PatchError::NotElf(format!("section `{section}` lies past the file's end"))
     })?;
     region[..blob.len()].copy_from_slice(blob);

@@ -310,8 +310,11 @@ impl<'a> KallsymsV2<'a> {
         let Some(d) = addr.checked_sub(t.first) else {
             return (0, 0);
         };
-        let k = (d >> t.shift) as usize;
-        let (lo, hi) = if k < t.nbuckets {
+        // Compared as u64: a 32-bit host reading a 64-bit kernel's blob
+        // must not truncate the bucket number into range.
+        let k = d >> t.shift;
+        let (lo, hi) = if k < t.nbuckets as u64 {
+            let k = k as usize;
             (
                 u32_at(t.entries, 4 * k) as usize,
                 u32_at(t.entries, 4 * k + 4) as usize,
