@@ -10,9 +10,10 @@ use ksym::blob::{BlobErrorKind, Kallsyms};
 use ksym::blobfile::AlignedBlob;
 use std::path::Path;
 
-/// (label, blob) for v1, v2, and v2 with source lines.
-fn blobs() -> Vec<(&'static str, Vec<u8>)> {
-    let dir = scratch("region-blobs");
+/// (label, blob) for v1, v2, and v2 with source lines, packed in a scratch
+/// directory of the calling test's own (tests run in parallel).
+fn blobs(test: &str) -> Vec<(&'static str, Vec<u8>)> {
+    let dir = scratch(&format!("{test}-blobs"));
     let list = dir.join("list.txt");
     std::fs::write(
         &list,
@@ -45,7 +46,7 @@ fn symbols(k: &Kallsyms<'_>) -> Vec<(u64, String)> {
 
 #[test]
 fn a_padded_region_reads_as_its_blob() {
-    for (label, blob) in blobs() {
+    for (label, blob) in blobs("region-padded") {
         let alone = AlignedBlob::copy_from(&blob);
         let want = symbols(&Kallsyms::from_blob(alone.as_bytes(), None, None).unwrap());
         // No padding, a few bytes, and up to the next 4 KiB page and beyond.
@@ -66,7 +67,7 @@ fn a_padded_region_reads_as_its_blob() {
 
 #[test]
 fn a_nonzero_byte_after_the_blob_or_a_short_region_is_refused() {
-    for (label, blob) in blobs() {
+    for (label, blob) in blobs("region-refused") {
         for at in [0, 5, 100] {
             let mut region = blob.clone();
             region.resize(blob.len() + 128, 0);
@@ -98,7 +99,7 @@ fn an_all_zero_region_is_an_empty_table() {
 #[test]
 fn check_and_dump_read_a_region_and_name_its_padding() {
     let dir = scratch("region-tools");
-    for (label, blob) in blobs() {
+    for (label, blob) in blobs("region-tools") {
         let plain = dir.join(format!("{label}.bin"));
         std::fs::write(&plain, &blob).unwrap();
         let mut region = blob.clone();
