@@ -18,7 +18,8 @@ TARGET=riscv64gc-unknown-none-elf
 
 rustup target list --installed 2>/dev/null | grep -qx "$TARGET" || rustup target add "$TARGET"
 if ! command -v qemu-system-riscv64 >/dev/null; then
-    if [ "$(id -u)" != 0 ]; then echo "kernel-demo: needs qemu-system-riscv64 (apt-get install qemu-system-misc)" >&2; exit 1; fi
+    # 77: cannot run here (the test says SKIPPED); as root it is installed.
+    if [ "$(id -u)" != 0 ]; then echo "kernel-demo: needs qemu-system-riscv64 (apt-get install qemu-system-misc)" >&2; exit 77; fi
     apt-get install -y -qq qemu-system-misc >/dev/null 2>&1 ||
         { apt-get update -qq && apt-get install -y -qq qemu-system-misc >/dev/null; }
 fi

@@ -90,6 +90,15 @@ fn the_kernel_prints_its_own_backtrace_and_every_frame_is_right() {
             .env("KSYM_FORMAT", format)
             .output()
             .expect("bash");
+        if out.status.code() == Some(77) {
+            // Not root and no QEMU: the script cannot install it. CI runs
+            // as root, where a failed install fails the test instead.
+            eprintln!(
+                "SKIPPED: {}",
+                String::from_utf8_lossy(&out.stderr).trim_end()
+            );
+            return;
+        }
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
