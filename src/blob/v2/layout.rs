@@ -30,17 +30,51 @@ pub const ADDR_BLOCK_HEADER: usize = 16;
 /// `nbuckets + 1` u32 entries.
 pub const ADDR_BUCKETS_HEADER: usize = 8;
 
-/// The address-bucket shift (FORMAT.md §10.2): the smallest `s` with
-/// `(span >> s) + 1 <= max(nblocks, 1)`, so there is at most one bucket per
-/// address block over `span` bytes (the first block's base up to the end of
-/// the text, or the last stored address).
-pub const fn bucket_shift(span: u64, nblocks: usize) -> u32 {
-    let want = if nblocks == 0 { 1 } else { nblocks as u64 };
+/// Where the address buckets end (FORMAT.md §10.2): the later of
+/// `_etext` and `_einittext` when present and at least `first` (the first
+/// block's base), else `last`, the last stored address.
+pub fn bucket_end(first: u64, etext: Option<u64>, einittext: Option<u64>, last: u64) -> u64 {
+    [etext, einittext]
+        .into_iter()
+        .flatten()
+        .max()
+        .filter(|&e| e >= first)
+        .unwrap_or(last)
+}
+
+/// The address-bucket shift and count for `nblocks` blocks from `first`
+/// to `end` (FORMAT.md §10.2): the smallest shift `s` with
+/// `((end - first) >> s) + 1 <= max(nblocks, 1)`, so at most one bucket per
+/// block; no buckets (and shift 0) without blocks.
+pub fn bucket_shape(first: u64, end: u64, nblocks: usize) -> (u32, usize) {
+    if nblocks == 0 {
+        return (0, 0);
+    }
+    let span = end.saturating_sub(first);
     let mut s = 0;
-    while s < 63 && (span >> s) >= want {
+    while s < 63 && (span >> s) >= nblocks as u64 {
         s += 1;
     }
-    s
+    (s, (span >> s) as usize + 1)
+}
+
+/// The `nbuckets + 1` entries of the address-bucket table (FORMAT.md
+/// §10.2): entry `k` is the number of blocks whose base (`base(b)`, of
+/// `nblocks`) is below `first + (k << shift)`, in exact integers.
+pub fn bucket_entries(
+    first: u64,
+    (shift, nbuckets): (u32, usize),
+    nblocks: usize,
+    base: impl Fn(usize) -> u64,
+) -> impl Iterator<Item = usize> {
+    let mut b = 0usize;
+    (0..=nbuckets as u64).map(move |k| {
+        let lo = u128::from(first) + (u128::from(k) << shift);
+        while b < nblocks && u128::from(base(b)) < lo {
+            b += 1;
+        }
+        b
+    })
 }
 
 /// Names per front-coding bucket (FORMAT.md §11.2).

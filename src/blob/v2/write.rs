@@ -98,22 +98,11 @@ fn fold_flags(list: &SymbolList, by_addr: &[u32]) -> Vec<bool> {
 /// is the number of blocks whose base is below the bucket's first address.
 pub(crate) fn address_buckets(bases: &[u64], end: u64) -> Vec<u8> {
     let first = bases.first().copied().unwrap_or(0);
-    let span = end.saturating_sub(first);
-    let shift = bucket_shift(span, bases.len());
-    let nbuckets = if bases.is_empty() {
-        0
-    } else {
-        (span >> shift) as usize + 1
-    };
+    let (shift, nbuckets) = bucket_shape(first, end, bases.len());
     let mut out = Vec::with_capacity(ADDR_BUCKETS_HEADER + 4 * (nbuckets + 1));
     out.extend_from_slice(&shift.to_le_bytes());
     out.extend_from_slice(&(nbuckets as u32).to_le_bytes());
-    let mut b = 0usize;
-    for k in 0..=nbuckets as u64 {
-        let lo = u128::from(first) + (u128::from(k) << shift);
-        while b < bases.len() && u128::from(bases[b]) < lo {
-            b += 1;
-        }
+    for b in bucket_entries(first, (shift, nbuckets), bases.len(), |b| bases[b]) {
         out.extend_from_slice(&(b as u32).to_le_bytes());
     }
     out
@@ -203,9 +192,11 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
     // meta: the text bounds as the input has them (first in address order).
     let mut meta = vec![0u8; META_FIXED];
     let mut bounds = 0u32;
+    let mut bound_addr = [None; 4];
     for (k, want) in BOUND_NAMES.iter().enumerate() {
         if let Some(&i) = by_addr.iter().find(|&&i| list.name(i as usize) == *want) {
             bounds |= 1 << k;
+            bound_addr[k] = Some(list.address(i as usize));
             meta[8 * k..8 * k + 8].copy_from_slice(&list.address(i as usize).to_le_bytes());
         }
     }
@@ -244,20 +235,9 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
     }
     // The text's end (etext or einittext, the higher) bounds the buckets,
     // so the gap up to module space does not stretch them.
-    let text_end = [1, 3]
-        .iter()
-        .filter(|&&k| bounds >> k & 1 == 1)
-        .filter_map(|&k| {
-            let i = by_addr
-                .iter()
-                .find(|&&i| list.name(i as usize) == BOUND_NAMES[k])?;
-            Some(list.address(*i as usize))
-        })
-        .max();
     let last = if m == 0 { 0 } else { addr(m - 1) };
-    let end = text_end
-        .filter(|&e| bases.first().is_some_and(|&f| e >= f))
-        .unwrap_or(last);
+    let first = bases.first().copied().unwrap_or(0);
+    let end = bucket_end(first, bound_addr[1], bound_addr[3], last);
     blocks.extend_from_slice(&address_buckets(&bases, end));
     sections.push((SectionId::AddrBlocks, blocks));
     sections.push((SectionId::AddrBits, bits.bytes()));

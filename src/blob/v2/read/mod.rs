@@ -555,10 +555,7 @@ impl<'a> KallsymsV2<'a> {
         // The entry after a bucket's head, when the bucket has one.
         let after_head = |b: usize| {
             let count = m.saturating_sub(b * BUCKET).min(BUCKET);
-            let bucket = self.bucket(b);
-            (count > 1)
-                .then(|| bucket.iter().position(|&c| c == NAME_END).map(|p| p + 1))
-                .flatten()
+            (count > 1).then(|| self.after_head(b)).flatten()
         };
         if lo == 0 {
             let eq = nb > 0 && head_cmp(0).0 == Ordering::Equal;
@@ -606,6 +603,15 @@ impl<'a> KallsymsV2<'a> {
         (r, eq, if eq { after_head(lo) } else { None })
     }
 
+    /// Where entry 1 of bucket `b` starts: after the head's codes and their
+    /// end byte (FORMAT.md §11.2); `None` for a damaged bucket.
+    fn after_head(&self, b: usize) -> Option<usize> {
+        self.bucket(b)
+            .iter()
+            .position(|&c| c == NAME_END)
+            .map(|p| p + 1)
+    }
+
     /// Ranks whose stored name equals `key`. The rank after an equal one
     /// is equal exactly when its entry keeps all of the key (LCP = the
     /// key's length) and adds no codes; a bucket's head is compared whole.
@@ -641,11 +647,7 @@ impl<'a> KallsymsV2<'a> {
                 break;
             }
             if r % BUCKET == 0 {
-                next = self
-                    .bucket(r / BUCKET)
-                    .iter()
-                    .position(|&c| c == NAME_END)
-                    .map(|p| p + 1);
+                next = self.after_head(r / BUCKET);
             }
             r += 1;
         }

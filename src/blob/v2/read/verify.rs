@@ -13,31 +13,18 @@ impl KallsymsV2<'_> {
         let nblocks = self.stored.div_ceil(ADDR_BLOCK);
         let base = |b: usize| u64_at(self.addr_blocks, b * ADDR_BLOCK_HEADER);
         let t = &self.buckets;
-        let (nbuckets, shift) = if nblocks == 0 {
-            (0, 0)
-        } else {
-            let first = base(0);
-            let last = self.stored_address(self.stored - 1);
-            let end = [self.meta.bound(1), self.meta.bound(3)]
-                .into_iter()
-                .flatten()
-                .max()
-                .filter(|&e| e >= first)
-                .unwrap_or(last);
-            let span = end - first;
-            let shift = bucket_shift(span, nblocks);
-            ((span >> shift) as usize + 1, shift)
-        };
-        if t.nbuckets != nbuckets || t.shift != shift || t.first != base(0) {
+        let first = base(0);
+        let last = self
+            .stored
+            .checked_sub(1)
+            .map_or(0, |j| self.stored_address(j));
+        let end = bucket_end(first, self.meta.bound(1), self.meta.bound(3), last);
+        let shape = bucket_shape(first, end, nblocks);
+        if (t.shift, t.nbuckets) != shape || t.first != first {
             return Err("address-bucket count or shift is not the rule's");
         }
-        let mut b = 0usize;
-        for k in 0..=nbuckets as u64 {
-            let lo = u128::from(t.first) + (u128::from(k) << shift);
-            while b < nblocks && u128::from(base(b)) < lo {
-                b += 1;
-            }
-            if u32_at(t.entries, 4 * k as usize) as usize != b {
+        for (k, b) in bucket_entries(first, shape, nblocks, base).enumerate() {
+            if u32_at(t.entries, 4 * k) as usize != b {
                 return Err("an address bucket does not start at its first block");
             }
         }
