@@ -12,10 +12,11 @@
 //! one, so asking `addr2line` once per boundary gives the exact answer for
 //! every address, which is what makes the table match per-address tools.
 //!
-//! Relocations are never applied: a linked executable's DWARF already holds
-//! final addresses (Debian's vmlinux keeps 316 MiB of `.rela.debug_*` from
-//! `--emit-relocs`, which only slow a reader down), and relocatable objects
-//! (`.o`, `.ko`) are refused.
+//! Relocations are never applied here: a linked executable's DWARF already
+//! holds final addresses (Debian's vmlinux keeps 316 MiB of `.rela.debug_*`
+//! from `--emit-relocs`, which only slow a reader down), and relocatable
+//! objects are refused by [`read_source_table`]. Kernel modules (`.ko`) are
+//! relocated by `ksym::kmod`, which hands the result to the same sweep.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -46,8 +47,6 @@ fn fail(what: impl fmt::Display) -> DwarfError {
         what: what.to_string(),
     }
 }
-
-type Slice<'d> = gimli::EndianSlice<'d, gimli::RunTimeEndian>;
 
 /// Counters of one extraction, for `ksym-pack -v` and the closing notes.
 #[derive(Debug, Clone, Default)]
@@ -144,8 +143,15 @@ pub fn read_source_table(path: &Path) -> Result<(SourceTable, DwarfStats), Dwarf
     stats.symbol_addresses = symtab.syms.iter().map(|s| s.0).collect();
     let ctx = addr2line::Context::from_dwarf(dwarf)
         .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
-    let table = sweep(&ctx, &bounds, &exec, &symtab, &discriminators)
-        .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
+    let table = sweep(
+        &ctx,
+        &bounds,
+        &exec,
+        &symtab,
+        &discriminators,
+        OuterName::SymbolTable,
+    )
+    .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
     Ok((table, stats))
 }
 
@@ -154,14 +160,31 @@ pub fn read_source_table(path: &Path) -> Result<(SourceTable, DwarfStats), Dwarf
 /// (STT_FUNC, STT_GNU_IFUNC, STT_OBJECT, STT_NOTYPE: assembly entry points
 /// are untyped) defined in a section, sorted by address then size, one per address (the largest
 /// size; among equal sizes the last in table order).
-struct SymbolTable {
+pub(crate) struct SymbolTable {
     /// (address, size, name), ascending addresses.
     syms: Vec<(u64, u64, Vec<u8>)>,
 }
 
+impl SymbolTable {
+    /// The table of `syms` (address, size, name) in symbol-table order:
+    /// sorted by address then size, one per address (the largest size;
+    /// among equal sizes the last in table order).
+    pub(crate) fn from_symbols(mut syms: Vec<(u64, u64, Vec<u8>)>) -> Self {
+        syms.sort_by_key(|s| (s.0, s.1)); // stable: table order among equals
+        let mut out: Vec<(u64, u64, Vec<u8>)> = Vec::with_capacity(syms.len());
+        for s in syms {
+            match out.last_mut() {
+                Some(l) if l.0 == s.0 => *l = s,
+                _ => out.push(s),
+            }
+        }
+        SymbolTable { syms: out }
+    }
+}
+
 fn llvm_symtab<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> SymbolTable {
     use object::{ObjectSymbol, SymbolFlags, SymbolSection, elf};
-    let mut syms: Vec<(u64, u64, Vec<u8>)> = obj
+    let syms: Vec<(u64, u64, Vec<u8>)> = obj
         .symbols()
         .filter(|s| match s.flags() {
             SymbolFlags::Elf { st_info, .. } => matches!(
@@ -182,15 +205,7 @@ fn llvm_symtab<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> SymbolT
             Some((s.address(), s.size(), name))
         })
         .collect();
-    syms.sort_by_key(|s| (s.0, s.1)); // stable: table order among equals
-    let mut out: Vec<(u64, u64, Vec<u8>)> = Vec::with_capacity(syms.len());
-    for s in syms {
-        match out.last_mut() {
-            Some(l) if l.0 == s.0 => *l = s,
-            _ => out.push(s),
-        }
-    }
-    SymbolTable { syms: out }
+    SymbolTable::from_symbols(syms)
 }
 
 impl SymbolTable {
@@ -215,8 +230,8 @@ type Discriminator = (u64, u32);
 /// of an executable section; and the line tables' discriminators as
 /// (address, discriminator) steps, sorted (addr2line's `Location` has no
 /// discriminator; binutils' addr2line prints it, so oops lines need it).
-fn boundaries(
-    dwarf: &gimli::Dwarf<Slice<'_>>,
+fn boundaries<R: gimli::Reader>(
+    dwarf: &gimli::Dwarf<R>,
     exec: &[(u64, u64)],
     symtab: &SymbolTable,
     stats: &mut DwarfStats,
@@ -286,6 +301,17 @@ fn boundaries(
     Ok((b, steps))
 }
 
+/// Where the outermost frame's name comes from (docs/FORMAT.md §15, §16.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OuterName {
+    /// The ELF symbol table first, as llvm-symbolizer names it (vmlinux).
+    SymbolTable,
+    /// DWARF first, the symbol table where DWARF has no function, as
+    /// elfutils' `eu-addr2line` names it (modules, whose `init_module` and
+    /// `cleanup_module` aliases would otherwise name every init function).
+    Dwarf,
+}
+
 /// Interns byte strings as dense ids.
 #[derive(Default)]
 struct Interner {
@@ -306,12 +332,13 @@ impl Interner {
 }
 
 /// Builds the table: asks `addr2line` for the frames at each boundary.
-fn sweep(
-    ctx: &addr2line::Context<Slice<'_>>,
+fn sweep<R: gimli::Reader>(
+    ctx: &addr2line::Context<R>,
     bounds: &[u64],
     exec: &[(u64, u64)],
     symtab: &SymbolTable,
     discriminators: &[(u64, u32)],
+    outer_name: OuterName,
 ) -> Result<SourceTable, gimli::Error> {
     let mut strings = Interner::default();
     // File paths by the `&str` addr2line returns, split into directory and
@@ -405,6 +432,7 @@ fn sweep(
             }
             if let Some(outer) = chain.last_mut() {
                 outer.0 = match (sym, outer.0) {
+                    (_, d) if outer_name == OuterName::Dwarf && d != u32::MAX => d,
                     (Some(s), _) => s,
                     (None, u32::MAX) => strings.id(b""),
                     (None, d) => d,
@@ -447,6 +475,26 @@ fn sweep(
         files: file_list,
         strings: strings.strings,
     })
+}
+
+/// The source table of already-loaded DWARF over the executable ranges
+/// `exec` (sorted `(start, end)`), outermost frames named from `symtab`:
+/// the same boundaries and sweep as [`read_source_table`], for DWARF that
+/// a caller relocated (kernel modules, `ksym::kmod`). Returns the table,
+/// the number of units and of boundaries.
+///
+/// Errors: malformed DWARF.
+pub(crate) fn table_from_dwarf<R: gimli::Reader>(
+    dwarf: gimli::Dwarf<R>,
+    exec: &[(u64, u64)],
+    symtab: &SymbolTable,
+    outer: OuterName,
+) -> Result<(SourceTable, usize, usize), gimli::Error> {
+    let mut stats = DwarfStats::default();
+    let (bounds, discriminators) = boundaries(&dwarf, exec, symtab, &mut stats)?;
+    let ctx = addr2line::Context::from_dwarf(dwarf)?;
+    let table = sweep(&ctx, &bounds, exec, symtab, &discriminators, outer)?;
+    Ok((table, stats.units, bounds.len()))
 }
 
 /// [`read_source_table`], then [`symbols_match`] against the `addresses`

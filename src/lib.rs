@@ -14,7 +14,8 @@
 //!   ([`blob::symbol`], [`blob::list`], [`blob::nameorder`]), and the
 //!   format-neutral view [`Kallsyms`] on top.
 //! - std tools' pieces: [`dwarf`] (DWARF to a source table), [`elfpatch`]
-//!   (a blob into an ELF image's reserved section), [`addrindex`]
+//!   (a blob into an ELF image's reserved section), [`kmod`] (kernel
+//!   modules: relocated DWARF, module space), [`addrindex`]
 //!   (lookup acceleration for streams), [`blobfile`] and [`cli`] (I/O),
 //!   [`packjob`] (what `ksym-pack` runs) and [`resolve`] (the address
 //!   stream), which the binaries call.
@@ -35,6 +36,8 @@ pub mod cli;
 pub mod dwarf;
 #[cfg(feature = "std")]
 pub mod elfpatch;
+#[cfg(feature = "std")]
+pub mod kmod;
 #[cfg(feature = "std")]
 pub mod packjob;
 #[cfg(feature = "std")]

@@ -40,6 +40,8 @@ pub struct PackJob {
     pub lines: Option<(PathBuf, bool)>,
     /// `--patch-elf ELF` and its `--section` (docs/FORMAT.md §2.3).
     pub patch: Option<(PathBuf, String)>,
+    /// `--modules DIR` and `--skip-bad-modules` (docs/FORMAT.md §16).
+    pub modules: Option<(PathBuf, bool)>,
 }
 
 fn open_blob(path: &Path) -> Result<AlignedBlob, CliError> {
@@ -104,6 +106,7 @@ impl PackJob {
             mut v2,
             lines,
             patch,
+            modules,
         } = self;
         if output.is_none() && patch.is_none() && stdout_is_terminal() {
             return Err(CliError::Usage(
@@ -122,14 +125,31 @@ impl PackJob {
                 Box::new(move |out| layout.write_to(out))
             }
             Format::V2 => {
-                if let Some((elf, columns)) = lines {
-                    let addrs = (0..list.len()).map(|i| list.address(i));
-                    let (table, desc) = crate::dwarf::source_table_for(&elf, addrs)
-                        .map_err(|e| CliError::input(&input, e))?;
+                // vmlinux's sweep is one thread; the modules use every core.
+                let (vmlinux, mods) = rayon::join(
+                    || {
+                        lines.as_ref().map(|(elf, _)| {
+                            let addrs = (0..list.len()).map(|i| list.address(i));
+                            crate::dwarf::source_table_for(elf, addrs)
+                        })
+                    },
+                    || {
+                        modules.as_ref().map(|(dir, skip)| {
+                            crate::kmod::read_modules(dir, lines.is_some(), *skip)
+                        })
+                    },
+                );
+                let columns = lines.as_ref().is_some_and(|l| l.1);
+                if let Some(r) = vmlinux {
+                    let (table, desc) = r.map_err(|e| CliError::input(&input, e))?;
                     if verbose {
                         eprintln!("ksym-pack: {desc}");
                     }
                     v2.lines = Some((table, columns));
+                }
+                if let Some(r) = mods {
+                    let set = r.map_err(|e| CliError::input("--modules", e))?;
+                    v2.module_space = Some(module_space(set, columns, verbose)?);
                 }
                 let packed = pack_v2(&list, &v2).map_err(|e| CliError::input(&input, e))?;
                 if verbose {
@@ -148,6 +168,41 @@ impl PackJob {
             }
         }
     }
+}
+
+/// The `module_space` section (docs/FORMAT.md §16) of a module set, with
+/// its skipped modules and notes on stderr.
+fn module_space(
+    set: crate::kmod::ModuleSet,
+    columns: bool,
+    verbose: bool,
+) -> Result<Vec<u8>, CliError> {
+    for e in &set.skipped {
+        eprintln!("ksym-pack: skipped {e}");
+    }
+    for n in &set.notes {
+        eprintln!("ksym-pack: note: {n}");
+    }
+    let opts = V2Options {
+        lines: set.lines.map(|t| (t, columns)),
+        ..V2Options::default()
+    };
+    let inner = pack_v2(&set.symbols, &opts).map_err(|e| CliError::input("--modules", e))?;
+    let bytes =
+        crate::blob::v2::module_space::write::encode_module_space(&set.entries, &inner.blob)
+            .map_err(|e| CliError::input("--modules", e))?;
+    if verbose {
+        eprintln!(
+            "ksym-pack: modules: {} modules ({} skipped), {} bytes of code; module_space {} bytes ({:.3} B per code byte); inner {}",
+            set.entries.len(),
+            set.skipped.len(),
+            set.code_bytes,
+            bytes.len(),
+            bytes.len() as f64 / set.code_bytes.max(1) as f64,
+            inner.describe()
+        );
+    }
+    Ok(bytes)
 }
 
 /// `--patch-elf`: the blob into `section` of `elf`, atomically, with a

@@ -23,6 +23,8 @@ Packs `ADDR TYPE NAME[\t[module]]` lines (ksym-filter's output) into a kallsyms 
       --build-id HEX    v2: store the kernel's build-id
       --lines ELF       v2: store source lines and inline frames from ELF's DWARF (vmlinux)
       --columns         with --lines: store column numbers too (bigger blob)
+      --modules DIR     v2: add every *.ko[.xz|.zst|.gz] under DIR (symbols; lines with --lines)
+      --skip-bad-modules  with --modules: leave out modules that cannot be read, and list them
       --patch-elf ELF   write the blob into ELF's reserved section in place, zero-filling the rest
       --section NAME    the section --patch-elf fills (default .ksym)
       --check BLOB      validate a blob of either format; says what and where is wrong
@@ -42,6 +44,7 @@ fn parse_args() -> Result<Mode, CliError> {
     let (mut format, mut v2) = (Format::V1, V2Options::default());
     let (mut lines, mut columns) = (None::<PathBuf>, false);
     let (mut patch, mut section) = (None::<PathBuf>, None::<String>);
+    let (mut modules, mut skip_bad) = (None::<PathBuf>, false);
     let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
@@ -69,6 +72,8 @@ fn parse_args() -> Result<Mode, CliError> {
             }
             Long("lines") => lines = Some(p.value()?.into()),
             Long("columns") => columns = true,
+            Long("modules") => modules = Some(p.value()?.into()),
+            Long("skip-bad-modules") => skip_bad = true,
             Long("patch-elf") => patch = Some(p.value()?.into()),
             Long("section") => section = Some(p.value()?.string()?),
             Long("check") => return Ok(Mode::Check(p.value()?.into())),
@@ -91,6 +96,16 @@ fn parse_args() -> Result<Mode, CliError> {
             "--lines needs --format v2 (v1 has no place for source lines)".into(),
         ));
     }
+    if format == Format::V1 && modules.is_some() {
+        return Err(CliError::Usage(
+            "--modules needs --format v2 (v1 has no place for modules)".into(),
+        ));
+    }
+    if skip_bad && modules.is_none() {
+        return Err(CliError::Usage(
+            "--skip-bad-modules needs --modules DIR".into(),
+        ));
+    }
     if section.is_some() && patch.is_none() {
         return Err(CliError::Usage("--section needs --patch-elf ELF".into()));
     }
@@ -104,6 +119,7 @@ fn parse_args() -> Result<Mode, CliError> {
     }
     Ok(Mode::Pack(Box::new(PackJob {
         lines: lines.map(|l| (l, columns)),
+        modules: modules.map(|m| (m, skip_bad)),
         patch: patch.map(|p| (p, section.unwrap_or_else(|| ".ksym".into()))),
         input: input.unwrap_or_else(|| "-".into()),
         output,

@@ -26,6 +26,8 @@ inline chain, oops lines are decoded as decode_stacktrace.sh does.
       --stext ADDR      use ADDR as _stext instead of the blob's
       --etext ADDR      use ADDR as _etext (end of text) instead of the blob's
       --kallsyms FILE   resolve from a /proc/kallsyms text instead of a blob
+      --loaded FILE     the traced machine's /proc/kallsyms: places module sections
+                        for raw addresses (blob packed with --modules) and gives the slide
       --line-buffered   flush after every line (automatic on a terminal)
   -h, --help            this text";
 
@@ -67,6 +69,13 @@ fn parse_args() -> Result<Args, CliError> {
             Long("etext") => a.etext = Some(parse_hex_arg("--etext", p.value()?)?),
             Long("kallsyms") => a.kallsyms = Some(p.value()?.string()?),
             Long("names") => a.names = true,
+            Long("loaded") => {
+                let path = p.value()?.string()?;
+                let text = std::fs::read(&path).map_err(|e| CliError::input(&path, e))?;
+                let list =
+                    ksym::resolve::read_loaded(&text).map_err(|e| CliError::input(&path, e))?;
+                a.opts.loaded = Some(list);
+            }
             Short('h') | Long("help") => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -113,7 +122,8 @@ fn run() -> Result<(), CliError> {
     for path in &args.inputs {
         resolver.run(open_input(path)?, &mut out)?;
     }
-    for note in resolver.stats().notes(&map, args.opts.slide) {
+    let notes = resolver.stats().notes(&map, args.opts.slide);
+    for note in notes.into_iter().chain(resolver.module_notes()) {
         eprintln!("ksym-resolve: {note}");
     }
     Ok(())

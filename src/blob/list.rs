@@ -67,6 +67,9 @@ pub enum PackErrorKind {
     /// v2 `lines`: the source table breaks a rule of FORMAT.md §15 (rows
     /// out of address order, an id past its table...): a bug of its builder.
     LinesInvalid(&'static str),
+    /// v2 `module_space`: the module table does not fit its fields
+    /// (FORMAT.md §16.1).
+    ModuleTable(&'static str),
     /// Reading the input failed.
     Io(std::io::Error),
 }
@@ -122,6 +125,9 @@ impl fmt::Display for PackError {
             ),
             PackErrorKind::LinesInvalid(what) => {
                 write!(f, "source lines table invalid: {what} (FORMAT.md §15)")
+            }
+            PackErrorKind::ModuleTable(what) => {
+                write!(f, "module table: {what} (FORMAT.md §16.1)")
             }
             PackErrorKind::Io(e) => write!(f, "read error: {e}"),
         }

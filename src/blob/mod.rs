@@ -21,6 +21,7 @@ pub mod nameorder;
 pub use symbol::{AddressHit, BlobError, BlobErrorKind, Name, Symbol};
 pub use v1::KallsymsMapped;
 pub use v2::KallsymsV2;
+use v2::module_space::read::ModuleSpace;
 use v2::read::is_v2;
 
 /// Which format a blob is in.
@@ -80,14 +81,17 @@ impl<'a> Kallsyms<'a> {
     ///
     /// Errors: [`BlobError`] with the byte offset (and, for v2, the section)
     /// of the first problem. A v1 blob is validated whole (linear time, and
-    /// must start 8-byte aligned); a v2 blob by its CRCs and section shapes.
+    /// must start 8-byte aligned); a v2 blob by its CRCs and section shapes,
+    /// its `module_space` (FORMAT.md §16) included.
     pub fn from_blob(
         blob: &'a [u8],
         stext: Option<u64>,
         etext: Option<u64>,
     ) -> Result<Self, BlobError> {
         if is_v2(blob) {
-            KallsymsV2::from_blob(blob, stext, etext).map(Kallsyms::V2)
+            let v = KallsymsV2::from_blob(blob, stext, etext)?;
+            ModuleSpace::of(&v)?;
+            Ok(Kallsyms::V2(v))
         } else {
             KallsymsMapped::from_blob(blob, stext, etext).map(Kallsyms::V1)
         }
@@ -174,6 +178,16 @@ impl<'a> Kallsyms<'a> {
         }
     }
 
+    /// The kernel modules' symbols and lines of a v2 blob packed with
+    /// `ksym-pack --modules DIR` (FORMAT.md §16); `None` otherwise. Opens
+    /// the inner blob anew (one CRC pass over it): call it once per blob.
+    pub fn module_space(&self) -> Option<ModuleSpace<'a>> {
+        match self {
+            Kallsyms::V1(_) => None,
+            Kallsyms::V2(v) => ModuleSpace::of(v).ok().flatten(),
+        }
+    }
+
     /// True when a v2 blob's module table names `module`.
     pub fn has_module(&self, module: &[u8]) -> bool {
         match self {
@@ -243,7 +257,13 @@ impl<'a> Kallsyms<'a> {
     pub fn verify(&self) -> Result<(), BlobError> {
         match self {
             Kallsyms::V1(_) => Ok(()),
-            Kallsyms::V2(v) => v.verify(),
+            Kallsyms::V2(v) => {
+                v.verify()?;
+                match ModuleSpace::of(v)? {
+                    Some(ms) => ms.verify(),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }
@@ -282,6 +302,24 @@ pub fn describe(k: &Kallsyms<'_>) -> std::string::String {
                     l.rows(),
                     l.nodes() - 1,
                     if l.has_columns() { ", columns" } else { "" }
+                );
+            }
+            if let Ok(Some(ms)) = ModuleSpace::of(v) {
+                let inner = ms.symbols();
+                let _ = write!(
+                    s,
+                    "; {} modules: {} sections, {} symbols{}",
+                    ms.len(),
+                    ms.num_sections(),
+                    inner.len(),
+                    match ms.lines() {
+                        Some(l) => format!(
+                            ", source lines: {} rows, {} inline-tree nodes",
+                            l.rows(),
+                            l.nodes() - 1
+                        ),
+                        None => std::string::String::new(),
+                    }
                 );
             }
             let meta = v.meta();
@@ -332,6 +370,51 @@ pub fn dump(k: &Kallsyms<'_>, out: &mut dyn std::io::Write) -> std::io::Result<(
         }
         line.push(b'\n');
         out.write_all(&line)?;
+    }
+    if let Some(ms) = k.module_space() {
+        dump_modules(&ms, out)?;
+    }
+    Ok(())
+}
+
+/// The module space after the kernel's symbols: per module a `# module
+/// NAME build-id HEX` line, a `# section NAME BASE SIZE` line per
+/// section, then its symbols as `ADDR TYPE NAME\t[module]` at module-space
+/// addresses (FORMAT.md §16.2).
+#[cfg(feature = "std")]
+fn dump_modules(ms: &ModuleSpace<'_>, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use std::string::String;
+    let mut syms = ms.symbols().symbols().peekable();
+    for m in ms.modules() {
+        let bid: String = m.build_id.iter().map(|b| format!("{b:02x}")).collect();
+        writeln!(
+            out,
+            "# module {} build-id {}",
+            String::from_utf8_lossy(m.name),
+            if bid.is_empty() { "-" } else { &bid }
+        )?;
+        let mut end = 0;
+        for s in m.sections.clone().filter_map(|s| ms.section(s)) {
+            writeln!(
+                out,
+                "# section {} {:#x} {:#x}",
+                String::from_utf8_lossy(s.name),
+                s.base,
+                s.size
+            )?;
+            end = s.base + s.size;
+        }
+        let mut line = std::vec::Vec::with_capacity(256);
+        while let Some(s) = syms.next_if(|s| s.address < end) {
+            line.clear();
+            crate::text::hex::push_u64_padded(&mut line, s.address);
+            line.extend_from_slice(&[b' ', s.symbol_type, b' ']);
+            s.name.extend_into(&mut line);
+            line.extend_from_slice(b"\t[");
+            line.extend_from_slice(m.name);
+            line.extend_from_slice(b"]\n");
+            out.write_all(&line)?;
+        }
     }
     Ok(())
 }

@@ -72,6 +72,7 @@ impl<'a> Resolver<'_, 'a> {
         &mut self,
         line: &[u8],
         plan: Plan,
+        module: bool,
         hit: Option<&AddressHit<'_>>,
         row: Option<&SourceRow>,
         out: &mut Vec<u8>,
@@ -82,8 +83,10 @@ impl<'a> Resolver<'_, 'a> {
         // addr2line prints `??:?` for it.
         let (raw_row, row) = (row, row.filter(|r| r.file != 0));
         if self.opts.json {
-            if let Some(addr) = plan.addr() {
-                self.emit_json(addr, hit, row, out);
+            // A module reference's runtime address is known for raw
+            // addresses and perf frames, not for `func+0xOFF [mod]`.
+            if plan.addr().is_some() || module {
+                self.emit_json(plan.addr(), hit, row, out);
             }
             return;
         }
@@ -134,8 +137,8 @@ impl<'a> Resolver<'_, 'a> {
                     out.extend_from_slice(w);
                     out.push(b' ');
                 }
-                match (addr, raw_row) {
-                    (Some(_), Some(_)) => {
+                match (addr.is_some() || module, raw_row) {
+                    (true, Some(_)) => {
                         out.extend_from_slice(st.segment);
                         out.extend_from_slice(st.name);
                         out.extend_from_slice(b" (");
@@ -144,8 +147,9 @@ impl<'a> Resolver<'_, 'a> {
                     }
                     _ => out.extend_from_slice(st.symbol),
                 }
-                // `echo … "$symbol $module"` with no module: a trailing blank.
+                // `echo … "$symbol $module"`: a trailing blank without one.
                 out.push(b' ');
+                out.extend_from_slice(st.module.unwrap_or_default());
                 out.extend_from_slice(nl);
             }
         }
@@ -270,19 +274,25 @@ impl<'a> Resolver<'_, 'a> {
     /// `status` is `ok`, `unknown` or `no_size` (the last symbol, end unknown).
     fn emit_json(
         &mut self,
-        addr: u64,
+        addr: Option<u64>,
         hit: Option<&AddressHit<'_>>,
         row: Option<&SourceRow>,
         out: &mut Vec<u8>,
     ) {
-        out.extend_from_slice(b"{\"addr\":\"0x");
-        hex::push_u64_padded(out, addr);
+        match addr {
+            Some(a) => {
+                out.extend_from_slice(b"{\"addr\":\"0x");
+                hex::push_u64_padded(out, a);
+                out.push(b'"');
+            }
+            None => out.extend_from_slice(b"{\"addr\":null"),
+        }
         match hit {
             None => out.extend_from_slice(
-                b"\",\"type\":null,\"name\":null,\"offset\":null,\"size\":null,\"module\":null,\"status\":\"unknown\"",
+                b",\"type\":null,\"name\":null,\"offset\":null,\"size\":null,\"module\":null,\"status\":\"unknown\"",
             ),
             Some(h) => {
-                out.extend_from_slice(b"\",\"type\":\"");
+                out.extend_from_slice(b",\"type\":\"");
                 out.push(if h.symbol.symbol_type.is_ascii_alphanumeric() { h.symbol.symbol_type } else { b'?' });
                 out.extend_from_slice(b"\",\"name\":");
                 self.scratch.clear();

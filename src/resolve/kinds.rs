@@ -143,6 +143,10 @@ pub(super) struct Stacktrace<'b> {
     pub name: &'b [u8],
     /// `0x12`, or 0 without `+`.
     pub offset: u64,
+    /// `xfs` of a `[xfs]` or `[xfs BUILDID]` reference.
+    pub module: Option<&'b [u8]>,
+    /// The hex build-id of a `[xfs BUILDID]` reference.
+    pub build_id: Option<&'b [u8]>,
 }
 
 /// True for the lines decode_stacktrace.sh rewrites: they hold `[<…>]` or
@@ -172,8 +176,7 @@ fn stacktrace_trigger(body: &[u8]) -> bool {
 
 impl<'b> Stacktrace<'b> {
     /// Splits `body` (no newline) as the script does; `None` when the
-    /// script would not touch it or the reference belongs to a module
-    /// (`func+0x1/0x2 [mod]`), whose DWARF a blob does not hold.
+    /// script would not touch it.
     pub(super) fn parse(body: &'b [u8]) -> Option<Self> {
         if !stacktrace_trigger(body) {
             return None;
@@ -208,7 +211,7 @@ impl<'b> Stacktrace<'b> {
                 words[i + 1] = Some(v.into());
             }
         }
-        let last = n.checked_sub(1)?;
+        let mut last = n.checked_sub(1)?;
         let is_hex_close = |w: &[u8]| {
             let k = w
                 .iter()
@@ -216,15 +219,27 @@ impl<'b> Stacktrace<'b> {
                 .count();
             k > 0 && w.get(k) == Some(&b']')
         };
-        if words[last].as_deref().is_some_and(is_hex_close) && last > 0 {
-            return None; // `[mod buildid]`: a module reference
-        }
-        let lw = words[last].as_deref().unwrap_or_default();
-        if let Some(o) = lw.iter().position(|&b| b == b'[') {
-            let r = &lw[o + 1..];
-            if r.iter().position(|&b| b == b']').is_some_and(|c| c > 0) {
-                return None; // `[mod]`
+        // `[mod BUILDID]` is two words; `[mod]` one (the script's
+        // `modbuildid` and `module`).
+        let mut build_id: Option<&'b [u8]> = None;
+        if last > 0 && words[last].as_deref().is_some_and(is_hex_close) {
+            if let Some(std::borrow::Cow::Borrowed(w)) = words[last].take() {
+                build_id = Some(&w[..w.len() - 1]);
             }
+            last -= 1;
+        }
+        let mut module: Option<&'b [u8]> = None;
+        if let Some(std::borrow::Cow::Borrowed(w)) = words[last].as_ref() {
+            let w: &'b [u8] = w;
+            if w.len() > 2 && w[0] == b'[' && (w.ends_with(b"]") || build_id.is_some()) {
+                module = Some(w[1..].strip_suffix(b"]").unwrap_or(&w[1..]));
+            }
+        }
+        if module.is_some() {
+            words[last] = None;
+            last = last.checked_sub(1)?;
+        } else if build_id.is_some() {
+            return None;
         }
         let sym: &'b [u8] = match words[last].take() {
             Some(std::borrow::Cow::Borrowed(w)) => w,
@@ -254,13 +269,31 @@ impl<'b> Stacktrace<'b> {
             symbol,
             name,
             offset,
+            module,
+            build_id,
         })
     }
 }
 
 impl Resolver<'_, '_> {
     /// Decides what to do with a line, without looking its address up.
+    /// Decides what to do with a line; a module reference also sets
+    /// `self.module_addr` (its module-space address).
     pub(super) fn plan(&mut self, line: &[u8]) -> Plan {
+        self.module_addr = None;
+        let p = self.plan_kernel(line);
+        if self.module_addr.is_none() {
+            if let (Some(addr), Some(l)) = (p.addr(), &self.loaded) {
+                // A raw address in a module section of the --loaded snapshot.
+                if !matches!(p, Plan::Stacktrace { .. }) {
+                    self.module_addr = l.to_module_space(addr);
+                }
+            }
+        }
+        p
+    }
+
+    fn plan_kernel(&mut self, line: &[u8]) -> Plan {
         self.lineno += 1;
         let (body, _) = trim_end_nl(line);
         if let Some(p) = self.bare_address(body) {
@@ -270,19 +303,43 @@ impl Resolver<'_, '_> {
             return p;
         }
         let p = self.kernel_log(body);
-        if matches!(p, Plan::Pass) && self.lines.is_some() {
-            if let Some(st) = Stacktrace::parse(body) {
-                let addr = self
-                    .map
-                    .lookup_name(st.name)
-                    .filter(|_| !st.name.is_empty())
-                    .map(|s| {
-                        s.address
-                            .wrapping_add(st.offset)
-                            .wrapping_add(self.opts.slide)
+        if !matches!(p, Plan::Pass) {
+            return p;
+        }
+        let Some(st) = Stacktrace::parse(body) else {
+            return p;
+        };
+        if let Some(m) = st.module {
+            // Decoded when the blob has the module with lines (or for
+            // JSON); otherwise the line passes unchanged.
+            let has_lines = self.modules.as_ref().is_some_and(|ms| ms.lines().is_some());
+            if has_lines || self.opts.json {
+                if let Some(a) = self.module_ref(m, st.build_id, st.name, st.offset) {
+                    self.module_addr = Some(a);
+                    // The runtime address, when the line has `[<ADDR>]`
+                    // (for JSON; the lookup uses module_addr).
+                    let addr = find(body, b"[<").and_then(|o| {
+                        let r = &body[o + 2..];
+                        r.iter()
+                            .position(|&b| b == b'>')
+                            .and_then(|c| hex::parse_u64(&r[..c]))
                     });
-                return Plan::Stacktrace { addr };
+                    return Plan::Stacktrace { addr };
+                }
             }
+            return p;
+        }
+        if self.lines.is_some() {
+            let addr = self
+                .map
+                .lookup_name(st.name)
+                .filter(|_| !st.name.is_empty())
+                .map(|s| {
+                    s.address
+                        .wrapping_add(st.offset)
+                        .wrapping_add(self.opts.slide)
+                });
+            return Plan::Stacktrace { addr };
         }
         p
     }
@@ -356,7 +413,14 @@ impl Resolver<'_, '_> {
                 return None;
             }
         }
-        self.learn_slide(addr, sym);
+        if frame_len < body.len() && body[frame_len..].starts_with(b" ([") {
+            let m = &body[frame_len + 3..body.len() - 2];
+            if let Some((name, off, _)) = parse_sym_off(sym) {
+                self.module_addr = self.module_ref(m, None, name, off);
+            }
+        } else {
+            self.learn_slide(addr, sym);
+        }
         Some(Plan::Replace {
             addr,
             from: addr_end + 1,
@@ -366,16 +430,59 @@ impl Resolver<'_, '_> {
     }
 
     /// For a frame ending ` ([MOD])` where the blob holds module MOD (v2
-    /// keeps /proc/kallsyms' module column), the length before the DSO.
+    /// keeps /proc/kallsyms' module column, and `--modules` packs a module
+    /// space), the length before the DSO.
     fn module_dso(&self, body: &[u8]) -> Option<usize> {
         let open = body.len() - body.iter().rev().position(|&b| b == b'[')? - 1;
         let start = open.checked_sub(2)?;
         if &body[start..open] != b" (" {
             return None;
         }
-        self.map
-            .has_module(&body[open + 1..body.len() - 2])
-            .then_some(start)
+        let m = &body[open + 1..body.len() - 2];
+        let in_space = self
+            .modules
+            .as_ref()
+            .is_some_and(|ms| ms.find_module(m).is_some());
+        (in_space || self.map.has_module(m)).then_some(start)
+    }
+
+    /// The module-space address of `name+offset` in module `module`, when
+    /// the blob's module space holds both; a `[mod BUILDID]` whose
+    /// build-id is not the blob's module's counts as a mismatch and gets
+    /// no answer.
+    pub(super) fn module_ref(
+        &mut self,
+        module: &[u8],
+        build_id: Option<&[u8]>,
+        name: &[u8],
+        offset: u64,
+    ) -> Option<u64> {
+        let ms = self.modules.as_ref()?;
+        let m = ms.find_module(module)?;
+        if let Some(hex) = build_id {
+            let given = super::modules::parse_build_id(hex);
+            if given.as_deref() != Some(m.build_id) {
+                self.stats.build_id_mismatch += 1;
+                if self.build_id_note.is_none() {
+                    let stored: String = m.build_id.iter().map(|b| format!("{b:02x}")).collect();
+                    self.build_id_note = Some(format!(
+                        "[{} {}] on input line {} is not the blob's module {} (build-id {}): such references are left as they are",
+                        String::from_utf8_lossy(module),
+                        String::from_utf8_lossy(hex),
+                        self.lineno,
+                        String::from_utf8_lossy(module),
+                        if stored.is_empty() {
+                            "none".into()
+                        } else {
+                            stored
+                        }
+                    ));
+                }
+                return None;
+            }
+        }
+        let s = ms.lookup_name_in(&m, name)?;
+        Some(s.address.wrapping_add(offset))
     }
 
     /// Kernel oops / dmesg / libbpf-tools lines.
@@ -406,7 +513,7 @@ impl Resolver<'_, '_> {
                                 kernel_style: true,
                             };
                         }
-                        self.check_ref(tok, Some(addr));
+                        self.check_ref(tok, Some(addr), &body[te..]);
                         return Plan::Pass;
                     }
                 }
@@ -430,7 +537,7 @@ impl Resolver<'_, '_> {
                         kernel_style: true,
                     };
                 }
-                self.check_ref(tok, None);
+                self.check_ref(tok, None, &body[te..]);
                 return Plan::Pass;
             }
         }
@@ -450,18 +557,51 @@ impl Resolver<'_, '_> {
             if rest.is_empty() || rest.starts_with(b" [") {
                 let tok = &body[t..te];
                 if tok.contains(&b'/') {
-                    self.check_ref(tok, None);
+                    self.check_ref(tok, None, rest);
                 }
             }
         }
         Plan::Pass
     }
 
-    /// Checks a `func+0xOFF[/0xSIZE]` reference against the blob.
-    fn check_ref(&mut self, tok: &[u8], addr: Option<u64>) {
+    /// Checks a `func+0xOFF[/0xSIZE]` reference against the blob; `rest`
+    /// is what follows it on the line (` [mod]` for a module's function,
+    /// checked against the module space when the blob has one).
+    fn check_ref(&mut self, tok: &[u8], addr: Option<u64>, rest: &[u8]) {
         let Some((name, off, size)) = parse_sym_off(tok) else {
             return;
         };
+        if let Some(m) = rest.strip_prefix(b" [") {
+            let m = &m[..m
+                .iter()
+                .position(|&b| b == b' ' || b == b']')
+                .unwrap_or(m.len())];
+            let Some(ms) = &self.modules else {
+                return self.check_kernel_ref(name, off, size, tok, addr);
+            };
+            // A module the blob lacks is not checked against vmlinux.
+            if ms.find_module(m).is_some() {
+                self.stats.checked += 1;
+                let ok = self.module_ref(m, None, name, off).is_some_and(|a| {
+                    let ms = self.modules.as_ref();
+                    ms.and_then(|ms| ms.lookup_address(a))
+                        .is_some_and(|h| h.hit.offset == off)
+                });
+                self.stats.mismatched += u64::from(!ok);
+            }
+            return;
+        }
+        self.check_kernel_ref(name, off, size, tok, addr);
+    }
+
+    fn check_kernel_ref(
+        &mut self,
+        name: &[u8],
+        off: u64,
+        size: Option<u64>,
+        tok: &[u8],
+        addr: Option<u64>,
+    ) {
         self.stats.checked += 1;
         let ok = self.map.lookup_name(name).is_some_and(|s| {
             let hit = self.map.lookup_address(s.address.wrapping_add(off));

@@ -40,14 +40,17 @@ use std::io::{self, BufRead, Write};
 use crate::addrindex::AddressIndex;
 use crate::blob::AddressHit;
 use crate::blob::Kallsyms;
+use crate::blob::v2::module_space::read::ModuleSpace;
 use crate::blob::v2::source_lines::read::{LineTable, SourceRow};
 use crate::text::hex;
 use crate::text::lines::{Line, for_each_line};
 
 mod emit;
 mod kinds;
+mod modules;
 
 use kinds::{Plan, trim_end_nl};
+pub use modules::LoadedModules;
 
 /// Lines longer than this are passed through in pieces without being parsed.
 pub const MAX_LINE: usize = 64 * 1024;
@@ -82,6 +85,10 @@ pub struct ResolveOptions {
     /// use the prefix before `/init/main.c` of `kernel_init`'s file when
     /// this is `None`, as the script's `auto` does.
     pub strip_prefix: Option<Vec<u8>>,
+    /// The traced machine's /proc/kallsyms (`--loaded FILE`): its `[mod]`
+    /// symbols place module sections for raw addresses, its `_stext` gives
+    /// vmlinux's slide when `slide` is 0.
+    pub loaded: Option<crate::blob::list::SymbolList>,
 }
 
 /// What a run saw.
@@ -102,6 +109,10 @@ pub struct ResolveStats {
     pub mismatched: u64,
     /// The slide learnt with `kaslr_from_sym`, and the line it came from.
     pub learnt_slide: Option<(u64, u64)>,
+    /// `[mod BUILDID]` references whose build-id is not the blob's module's.
+    pub build_id_mismatch: u64,
+    /// Lookups in module space (`--modules` blobs).
+    pub module_lookups: u64,
 }
 
 impl ResolveStats {
@@ -175,6 +186,27 @@ pub struct Resolver<'m, 'a> {
     /// Source paths (`dir/file`) decoded once, by file id.
     paths: DecodedCache,
     /// Function names of frames decoded once, by string id.
+    functions: DecodedCache,
+    /// The blob's kernel modules (FORMAT.md §16), when packed with them.
+    modules: Option<ModuleSpace<'a>>,
+    /// The other space's line table and caches: the fields above belong
+    /// to the space being printed, and a module-space line swaps them.
+    other: SpaceCaches<'a>,
+    /// Module sections placed at runtime (`--loaded`).
+    loaded: Option<LoadedModules>,
+    /// The module-space address of the line `plan` just looked at.
+    module_addr: Option<u64>,
+    /// The first `[mod BUILDID]` mismatch, for the closing note.
+    build_id_note: Option<String>,
+}
+
+/// A symbol space's line table and decoded-string caches (the kernel's,
+/// or the modules'), kept apart because their ids overlap.
+#[derive(Debug, Default)]
+struct SpaceCaches<'a> {
+    lines: Option<LineTable<'a>>,
+    names: NameCache,
+    paths: DecodedCache,
     functions: DecodedCache,
 }
 
@@ -306,13 +338,16 @@ impl NameCache {
 struct Batch {
     text: Vec<u8>,
     plans: Vec<(std::ops::Range<usize>, Plan)>,
+    /// Per plan: its module-space address, for module references.
+    module_addrs: Vec<Option<u64>>,
 }
 
 impl Batch {
-    fn push(&mut self, line: &[u8], plan: Plan) {
+    fn push(&mut self, line: &[u8], plan: Plan, module_addr: Option<u64>) {
         let start = self.text.len();
         self.text.extend_from_slice(line);
         self.plans.push((start..self.text.len(), plan));
+        self.module_addrs.push(module_addr);
     }
 }
 
@@ -321,6 +356,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
     pub fn new(map: &'m Kallsyms<'a>, opts: ResolveOptions) -> Self {
         let first_address = map.symbols().next().map(|s| s.address);
         let lines = map.lines().copied();
+        let modules = map.module_space();
         let mut r = Resolver {
             map,
             opts,
@@ -337,7 +373,26 @@ impl<'m, 'a> Resolver<'m, 'a> {
             frames: Vec::new(),
             paths: DecodedCache::default(),
             functions: DecodedCache::default(),
+            modules,
+            other: SpaceCaches {
+                lines: modules.and_then(|m| m.lines().copied()),
+                names: NameCache {
+                    at: vec![0; modules.map_or(0, |m| m.symbols().stored())],
+                    arena: Vec::new(),
+                },
+                ..SpaceCaches::default()
+            },
+            loaded: None,
+            module_addr: None,
+            build_id_note: None,
         };
+        if let Some(snapshot) = r.opts.loaded.take() {
+            let l = LoadedModules::new(&snapshot, map, modules.as_ref());
+            if r.opts.slide == 0 {
+                r.opts.slide = l.slide.unwrap_or(0);
+            }
+            r.loaded = Some(l);
+        }
         r.oops_prefix = match &r.opts.strip_prefix {
             Some(p) => p.clone(),
             None => r.auto_prefix(),
@@ -369,6 +424,46 @@ impl<'m, 'a> Resolver<'m, 'a> {
         self.stats
     }
 
+    /// What the module side has to say at the end: the first build-id
+    /// mismatch, and what `--loaded` placed.
+    pub fn module_notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some(n) = &self.build_id_note {
+            notes.push(format!(
+                "warning: {n} ({} such references in all)",
+                self.stats.build_id_mismatch
+            ));
+        }
+        if let Some(l) = &self.loaded {
+            notes.push(format!(
+                "--loaded: {} module sections placed; KASLR slide {:#x}{}",
+                l.placed_sections(),
+                self.opts.slide,
+                if l.disagreeing > 0 {
+                    format!("; warning: {} module symbols disagree with their section's placement (another build?)", l.disagreeing)
+                } else {
+                    String::new()
+                }
+            ));
+            if !l.unknown_modules.is_empty() {
+                notes.push(format!(
+                    "--loaded: {} modules are not in the blob (their addresses stay unresolved), e.g. {}",
+                    l.unknown_modules.len(),
+                    String::from_utf8_lossy(&l.unknown_modules[0])
+                ));
+            }
+        }
+        notes
+    }
+
+    /// Exchanges the kernel's and the modules' line tables and caches.
+    fn swap_spaces(&mut self) {
+        std::mem::swap(&mut self.lines, &mut self.other.lines);
+        std::mem::swap(&mut self.names, &mut self.other.names);
+        std::mem::swap(&mut self.paths, &mut self.other.paths);
+        std::mem::swap(&mut self.functions, &mut self.other.functions);
+    }
+
     #[inline]
     fn count(&mut self, addr: u64, hit: bool) {
         self.stats.lookups += 1;
@@ -397,7 +492,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             match line {
                 Line::Full(l) => {
                     let plan = self.plan(l);
-                    batch.push(l, plan);
+                    batch.push(l, plan, self.module_addr);
                     let learning = self.opts.kaslr_from_sym && self.stats.learnt_slide.is_none();
                     if line_buffered
                         || learning
@@ -438,9 +533,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
         // CPU overlaps the cache misses of different lines: rank each address,
         // touch each symbol's record, then look up (now from cache) and print.
         let n = batch.plans.len();
+        let kernel = |i: usize| batch.module_addrs[i].is_none();
         let mut ranks = [0usize; BATCH];
-        for (r, (_, plan)) in ranks.iter_mut().zip(&batch.plans) {
-            if let Some(addr) = plan.addr() {
+        for (i, (r, (_, plan))) in ranks.iter_mut().zip(&batch.plans).enumerate() {
+            if let Some(addr) = plan.addr().filter(|_| kernel(i)) {
                 let a = addr.wrapping_sub(self.opts.slide);
                 *r = self.index.rank(self.map, a);
             }
@@ -451,7 +547,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
         let mut hits: [Option<AddressHit<'a>>; BATCH] = [None; BATCH];
         for (i, (_, plan)) in batch.plans.iter().enumerate() {
-            hits[i] = plan.addr().and_then(|addr| {
+            hits[i] = plan.addr().filter(|_| kernel(i)).and_then(|addr| {
                 let hit = self.index.lookup_ranked(
                     self.map,
                     addr.wrapping_sub(self.opts.slide),
@@ -471,8 +567,14 @@ impl<'m, 'a> Resolver<'m, 'a> {
             // The same phases for the line table: find each block, touch
             // its rows, then decode.
             let mut blocks = [usize::MAX; BATCH];
-            for ((b, r), (_, plan)) in blocks.iter_mut().zip(rows.iter_mut()).zip(&batch.plans) {
-                if let Some(addr) = plan.addr().filter(|_| plan.wants_lines(self.opts.inline)) {
+            for (i, ((b, r), (_, plan))) in blocks
+                .iter_mut()
+                .zip(rows.iter_mut())
+                .zip(&batch.plans)
+                .enumerate()
+            {
+                let wants = plan.wants_lines(self.opts.inline) && kernel(i);
+                if let Some(addr) = plan.addr().filter(|_| wants) {
                     let a = addr.wrapping_sub(self.opts.slide);
                     if let Some(cached) = self.row_cache.get(a) {
                         *r = cached;
@@ -498,18 +600,71 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 }
             }
         }
+        // Module references: few, looked up one by one.
+        for (i, (_, plan)) in batch.plans.iter().enumerate() {
+            let (Some(ma), Some(ms)) = (batch.module_addrs[i], &self.modules) else {
+                continue;
+            };
+            let hit = ms.lookup_address(ma).map(|h| h.hit);
+            self.stats.module_lookups += 1;
+            self.stats.resolved += u64::from(hit.is_some());
+            hits[i] = hit;
+            rows[i] = ms
+                .lines()
+                .filter(|_| plan.wants_lines(self.opts.inline))
+                .and_then(|l| l.find(ma));
+        }
         for (i, (range, plan)) in batch.plans.iter().enumerate() {
+            let module = batch.module_addrs[i].is_some();
+            if module {
+                self.swap_spaces();
+            }
             self.emit(
                 &batch.text[range.clone()],
                 *plan,
+                module,
                 hits[i].as_ref(),
                 rows[i].as_ref(),
                 out,
             );
+            if module {
+                self.swap_spaces();
+            }
         }
         batch.text.clear();
         batch.plans.clear();
+        batch.module_addrs.clear();
     }
+}
+
+/// The text symbols of a /proc/kallsyms text, with their `[module]`
+/// column: what `ksym-resolve --loaded FILE` places module sections from.
+///
+/// Errors: the first line that is not a symbol line, with its number.
+pub fn read_loaded(
+    text: &[u8],
+) -> Result<crate::blob::list::SymbolList, crate::blob::list::PackError> {
+    use crate::blob::list::{PackError, PackErrorKind, SymbolList};
+    use crate::text::nm::{NmLine, is_text_type, parse_line};
+    let mut list = SymbolList::new();
+    for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+        let at_line = |kind| PackError {
+            line: Some(n as u64 + 1),
+            kind,
+        };
+        match parse_line(line) {
+            Ok(NmLine::Symbol(s)) if is_text_type(s.symbol_type) || s.name == b"_stext" => {
+                list.push(s.address, s.symbol_type, s.name)
+                    .map_err(|e| at_line(e.kind))?;
+                if let Some(m) = s.module {
+                    list.set_last_module(m);
+                }
+            }
+            Ok(_) => {}
+            Err(e) => return Err(at_line(PackErrorKind::Line(e))),
+        }
+    }
+    Ok(list)
 }
 
 /// Packs the text symbols of a /proc/kallsyms text in memory as a v2 blob,

@@ -117,10 +117,11 @@ pub enum SectionId {
     Tokens = 11,
     Modules = 12,
     Lines = 13,
+    ModuleSpace = 14,
 }
 
 /// Every section id, in blob order.
-pub const SECTIONS: [SectionId; 13] = [
+pub const SECTIONS: [SectionId; 14] = [
     SectionId::Meta,
     SectionId::AddrBlocks,
     SectionId::AddrBits,
@@ -134,6 +135,7 @@ pub const SECTIONS: [SectionId; 13] = [
     SectionId::Tokens,
     SectionId::Modules,
     SectionId::Lines,
+    SectionId::ModuleSpace,
 ];
 
 impl SectionId {
@@ -153,6 +155,7 @@ impl SectionId {
             SectionId::Tokens => "tokens",
             SectionId::Modules => "modules",
             SectionId::Lines => "lines",
+            SectionId::ModuleSpace => "module_space",
         }
     }
 }
@@ -231,6 +234,23 @@ impl RecentStates {
 
 /// Bytes of the `lines` section's header (FORMAT.md §15.1).
 pub const LINES_HEADER: usize = 72;
+
+/// Bytes of the `module_space` header (FORMAT.md §16.1).
+pub const MODSPACE_HEADER: usize = 16;
+
+/// Bytes of a `module_space` module record (FORMAT.md §16.1).
+pub const MODSPACE_MODULE: usize = 16;
+
+/// Bytes of a `module_space` section record (FORMAT.md §16.1).
+pub const MODSPACE_SECTION: usize = 24;
+
+/// Module space addresses start here: address 0 is never a symbol's
+/// (FORMAT.md §16.2).
+pub const MODSPACE_START: u64 = 0x1000;
+
+/// Modules start at multiples of this in module space, one unit apart at
+/// least, so no two modules share a line-table row (FORMAT.md §16.2).
+pub const MODSPACE_ALIGN: u64 = 0x1000;
 
 /// Bytes of the `tokens` section before the expansions: 257 u16 offsets.
 pub const TOKENS_FIXED: usize = 2 * 257;

@@ -11,6 +11,7 @@
 //! varints and token tables for both writers.
 
 pub mod layout;
+pub mod module_space;
 pub mod names;
 pub mod read;
 pub mod source_lines;

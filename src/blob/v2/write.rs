@@ -22,6 +22,9 @@ pub struct V2Options {
     /// Source lines and inline frames for the `lines` section (FORMAT.md
     /// §15), and whether to store their columns.
     pub lines: Option<(super::source_lines::write::SourceTable, bool)>,
+    /// The `module_space` section's bytes (FORMAT.md §16), as
+    /// [`super::module_space::write::encode_module_space`] lays them out.
+    pub module_space: Option<Vec<u8>>,
 }
 
 /// A packed v2 blob and what went into it.
@@ -369,6 +372,10 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
             SectionId::Lines,
             super::source_lines::write::encode_lines(table, *columns)?,
         ));
+    }
+
+    if let Some(ms) = &opts.module_space {
+        sections.push((SectionId::ModuleSpace, ms.clone()));
     }
 
     // Header, directory, sections at 8-aligned offsets.

@@ -123,6 +123,8 @@ pub struct KallsymsV2<'a> {
     einittext: Option<u64>,
     sections: [Option<SectionInfo>; SECTIONS.len()],
     lines: Option<LineTable<'a>>,
+    /// The `module_space` section (checked at open) and its blob offset.
+    module_space: (&'a [u8], usize),
 }
 
 impl core::fmt::Debug for KallsymsV2<'_> {
@@ -164,6 +166,14 @@ impl<'a> KallsymsV2<'a> {
     /// has a `lines` section (`ksym-pack --lines ELF`).
     pub fn lines(&self) -> Option<&LineTable<'a>> {
         self.lines.as_ref()
+    }
+
+    /// The bytes of the `module_space` section (FORMAT.md §16) and their
+    /// offset in the blob, when present; its CRC is checked, its contents
+    /// are not: `module_space::read::ModuleSpace::of` reads them.
+    pub fn module_space_section(&self) -> Option<(&'a [u8], usize)> {
+        let (sec, at) = self.module_space;
+        (!sec.is_empty()).then_some((sec, at))
     }
 
     /// Number of symbols, folded ones included.

@@ -162,8 +162,10 @@ fn parse_directory<'a>(blob: &'a [u8], h: &Header) -> Result<Directory<'a>, Blob
         return Err(err(end, BlobErrorKind::TrailingBytes));
     }
     for id in SECTIONS {
-        if !matches!(id, SectionId::Modules | SectionId::Lines)
-            && dir.info[id as usize - 1].is_none()
+        if !matches!(
+            id,
+            SectionId::Modules | SectionId::Lines | SectionId::ModuleSpace
+        ) && dir.info[id as usize - 1].is_none()
         {
             return Err(err(0, BlobErrorKind::MissingSection { section: id.name() }));
         }
@@ -406,6 +408,10 @@ impl<'a> KallsymsV2<'a> {
             Some(s) => Some(LineTable::parse(dir.sec(SectionId::Lines), s.offset)?),
             None => None,
         };
+        let module_space = match dir.info[SectionId::ModuleSpace as usize - 1] {
+            Some(s) => (dir.sec(SectionId::ModuleSpace), s.offset),
+            None => (&[][..], 0),
+        };
         let blocks = shapes.block_headers;
         Ok(KallsymsV2 {
             num_syms: header.num_syms,
@@ -433,6 +439,7 @@ impl<'a> KallsymsV2<'a> {
             etext: etext.or(meta.bound(1)),
             einittext: meta.bound(3),
             sections: dir.info,
+            module_space,
         })
     }
 }
