@@ -95,6 +95,20 @@ def eu_frames(path, refs):
     return blocks
 
 
+def binutils_frames(pick, mods):
+    """binutils addr2line -f -i -j SECTION at the function's value + offset."""
+    p, fn, sec, off, _ = pick
+    value = [f for f in mods[p][1] if f[0] == fn][0][2]
+    out = subprocess.run(["addr2line", "-f", "-i", "-j", sec, "-e", p, "%x" % (value + off)],
+                         capture_output=True, text=True, errors="replace").stdout.splitlines()
+    frames = []
+    for func, loc in zip(out[0::2], out[1::2]):
+        m = re.match(r"(.*?):(\d+|\?)", loc)
+        file, line = (m.group(1), 0 if m.group(2) == "?" else int(m.group(2))) if m else ("", 0)
+        frames.append(("" if func == "??" else func, "" if file == "??" else file, line))
+    return frames
+
+
 def ksym_frames(resolve, blob, lines):
     p = subprocess.run([resolve, "--json", blob], input="".join(lines),
                        capture_output=True, text=True, errors="replace")
@@ -107,6 +121,11 @@ def ksym_frames(resolve, blob, lines):
 
 def normalise(frames):
     if not frames:
+        return []
+    # A lone frame without a file is "no line information": eu-addr2line
+    # prints the symbol's name and ??:0, ksym no frames (FORMAT.md §15),
+    # as the vmlinux comparison with llvm-symbolizer counts it.
+    if len(frames) == 1 and frames[0][1] in ("", "??") and frames[0][2] == 0:
         return []
     # eu-addr2line prints `??` for a function it cannot name.
     fs = [(("" if f == "??" else f), file, line) for f, file, line in frames]
@@ -176,6 +195,7 @@ def main():
     for kind in ("random", "outside .text"):
         n = agree = 0
         diffs = collections.Counter()
+        judge = collections.Counter()
         example = {}
         for i, pk in enumerate(picks):
             if pk[4] != kind:
@@ -188,11 +208,15 @@ def main():
             else:
                 diffs[c] += 1
                 example.setdefault(c, (pk, o, t))
+                b = normalise(binutils_frames(pk, mods))
+                judge["sides with ksym" if b == o else "sides with eu-addr2line" if b == t else "agrees with neither"] += 1
         print("%s: %d / %d agree (%.3f %%)" % (kind, agree, n, 100.0 * agree / max(n, 1)))
         for c, k in diffs.most_common():
             pk, o, t = example[c]
             print("  %6d  %s; e.g. %s %s+%#x (%s):\n          ksym %s\n          eu   %s" % (
                 k, c, os.path.basename(pk[0]), pk[1], pk[3], pk[2], o, t))
+        print("  third opinion on every difference, binutils addr2line -f -i -j SECTION (the right section):")
+        print("    " + ", ".join("%s %d" % kv for kv in sorted(judge.items())))
     print("rate: eu-addr2line %.0f refs/s (%.1f s, one run per module), ksym-resolve %.0f refs/s (%.2f s, one run, blob opening included): %.0fx"
           % (len(picks) / t_eu, t_eu, len(picks) / t_ksym, t_ksym, t_eu / t_ksym))
     if a.decode_stacktrace:

@@ -92,40 +92,75 @@ pub fn find_modules(dir: &Path) -> Result<Vec<Result<PathBuf, ModuleError>>, Mod
 }
 
 /// One module, read, with its sections placed from 0 and its source
-/// table over that local layout.
+/// table over that local layout; [`place`] puts it in module space.
 #[derive(Debug)]
-struct LocalModule {
-    path: PathBuf,
-    info: file::ModuleInfo,
+pub struct LocalModule {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Name, build-id, sections, symbols.
+    pub info: file::ModuleInfo,
     /// Section bases from 0, by position in `info.sections`.
-    bases: Vec<u64>,
+    pub bases: Vec<u64>,
     /// Bytes from 0 to the end of the last section.
-    span: u64,
-    lines: Option<SourceTable>,
+    pub span: u64,
+    /// Source lines over the local layout, when asked for and present.
+    pub lines: Option<SourceTable>,
     /// Set when lines were asked for and the module has no DWARF.
-    no_dwarf: bool,
+    pub no_dwarf: bool,
 }
 
-/// Local layout: each section at the next multiple of its alignment.
-fn local_bases(sections: &[file::ExecSection]) -> (Vec<u64>, u64) {
+/// Local layout: each section at the next multiple of its alignment (at
+/// most [`MODSPACE_ALIGN`]); `None` when the sizes overflow (a forged
+/// header), or when a module would span 4 GiB (no real one comes close).
+fn local_bases(sections: &[file::ExecSection]) -> Option<(Vec<u64>, u64)> {
     let mut cursor = 0u64;
-    let bases = sections
-        .iter()
-        .map(|s| {
-            let b = cursor.next_multiple_of(s.align.min(MODSPACE_ALIGN));
-            cursor = b + s.size;
-            b
-        })
-        .collect();
-    (bases, cursor)
+    let mut bases = Vec::with_capacity(sections.len());
+    for s in sections {
+        let b = cursor.checked_next_multiple_of(s.align.min(MODSPACE_ALIGN))?;
+        bases.push(b);
+        cursor = b.checked_add(s.size)?;
+    }
+    (cursor < 1 << 32).then_some((bases, cursor))
 }
 
-fn read_module(path: &Path, lines: bool) -> Result<LocalModule, ModuleError> {
-    let bytes = file::read_bytes(path)?;
-    let obj = object::File::parse(&bytes[..])
+/// Reads the module file at `path` (decompressed as its name says).
+///
+/// Errors: as [`module_from_bytes`], and an unreadable or corrupt file.
+pub fn read_module(path: &Path, lines: bool) -> Result<LocalModule, ModuleError> {
+    module_from_bytes(&file::read_bytes(path)?, path, lines)
+}
+
+/// Reads a module from its ELF bytes; `path` names it in errors and gives
+/// its name when `.modinfo` has none.
+///
+/// Errors: not a relocatable ELF file, sections that do not fit 4 GiB, a
+/// symbol past its section's end, an unknown relocation type or malformed
+/// DWARF, each naming `path`.
+pub fn module_from_bytes(
+    bytes: &[u8],
+    path: &Path,
+    lines: bool,
+) -> Result<LocalModule, ModuleError> {
+    let obj = object::File::parse(bytes)
         .map_err(|e| ModuleError::new(path, format!("not an ELF file: {e}")))?;
     let info = file::module_info(&obj, path)?;
-    let (bases, span) = local_bases(&info.sections);
+    let (bases, span) = local_bases(&info.sections)
+        .ok_or_else(|| ModuleError::new(path, "executable sections span 4 GiB or more"))?;
+    if let Some(s) = info
+        .symbols
+        .iter()
+        .find(|s| s.value > info.sections[s.section].size)
+    {
+        return Err(ModuleError::new(
+            path,
+            format!(
+                "symbol {} at offset {:#x}, past the end of its section {}",
+                String::from_utf8_lossy(&s.name),
+                s.value,
+                String::from_utf8_lossy(&info.sections[s.section].name)
+            ),
+        ));
+    }
     let want = lines && info.has_dwarf && !info.sections.is_empty();
     let table = if want {
         Some(merge::module_lines(&obj, &info, &bases, path)?)
@@ -228,9 +263,13 @@ pub fn read_modules(dir: &Path, lines: bool, skip_bad: bool) -> Result<ModuleSet
     place(unique, bad)
 }
 
-/// Module space: modules in name order, each at the first multiple of
-/// [`MODSPACE_ALIGN`] past the previous one's end (from [`MODSPACE_START`]).
-fn place(mods: Vec<LocalModule>, skipped: Vec<ModuleError>) -> Result<ModuleSet, ModuleError> {
+/// Module space (FORMAT.md §16.2): `mods` (in name order, names unique)
+/// each at the first multiple of [`MODSPACE_ALIGN`] past the previous
+/// one's end, from [`MODSPACE_START`]; `skipped` is carried along.
+///
+/// Errors: module space past 2^64 (each module spans under 4 GiB, so only
+/// billions of modules reach it), or a symbol the symbol list refuses.
+pub fn place(mods: Vec<LocalModule>, skipped: Vec<ModuleError>) -> Result<ModuleSet, ModuleError> {
     let mut set = ModuleSet {
         skipped,
         ..ModuleSet::default()
@@ -264,7 +303,11 @@ fn place(mods: Vec<LocalModule>, skipped: Vec<ModuleError>) -> Result<ModuleSet,
         if let Some(t) = m.lines {
             tables.push((start, t));
         }
-        start = (start + m.span + 1).next_multiple_of(MODSPACE_ALIGN);
+        start = start
+            .checked_add(m.span + 1)
+            .and_then(|e| e.checked_next_multiple_of(MODSPACE_ALIGN))
+            .filter(|e| e.checked_add(1 << 32).is_some())
+            .ok_or_else(|| ModuleError::new(&m.path, "module space past 2^64"))?;
     }
     if !tables.is_empty() {
         set.lines = Some(merge::merge_tables(tables));

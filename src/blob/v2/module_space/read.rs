@@ -299,10 +299,16 @@ impl<'a> ModuleSpace<'a> {
         let lo = self.section(m.sections.start)?.base;
         let last = self.section(m.sections.end.checked_sub(1)?)?;
         let hi = last.base + last.size;
-        self.inner
-            .lookup_name_all(name)
-            .find(|s| lo <= s.address && s.address < hi)
-            .map(|s| self.with_module(s, m))
+        let s = if name.starts_with(PFX) {
+            self.inner
+                .lookup_name_all(name)
+                .find(|s| lo <= s.address && s.address < hi)
+        } else {
+            self.inner
+                .lookup_name_from(name, lo)
+                .filter(|s| s.address < hi)
+        };
+        s.map(|s| self.with_module(s, m))
     }
 
     /// The symbol covering module-space address `addr` within its section

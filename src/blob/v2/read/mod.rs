@@ -736,6 +736,24 @@ impl<'a> KallsymsV2<'a> {
         }
     }
 
+    /// The first stored symbol named `name` at or above address `lo`:
+    /// rows of one name ascend with their name-order rank (FORMAT.md
+    /// §11.1), so this is a binary search over the name's ranks, for names
+    /// that thousands of symbols share (a module space's `init_module`).
+    /// Folded `__pfx_` companions are not searched.
+    pub fn lookup_name_from(&self, name: &[u8], lo: u64) -> Option<Symbol<'a>> {
+        let ranks = self.equal_ranks(name);
+        let below = |i: usize| {
+            self.row_at_rank(ranks.start + i)
+                .is_some_and(|j| self.stored_address(j) < lo)
+        };
+        let k = partition_point(ranks.len(), below);
+        let j = self
+            .row_at_rank(ranks.start + k)
+            .filter(|_| k < ranks.len())?;
+        Some(self.make_symbol(j, false))
+    }
+
     /// The first symbol in address order named `name`.
     pub fn lookup_name(&self, name: &[u8]) -> Option<Symbol<'a>> {
         self.lookup_name_all(name).next()
