@@ -42,10 +42,10 @@ fn input() -> (Vec<u8>, Option<Vec<u8>>) {
 fn text_symbols(k: &[u8]) -> SymbolList {
     let mut l = SymbolList::new();
     for line in k.split(|&b| b == b'\n') {
-        if let Ok(ksym::text::nm::NmLine::Symbol(s)) = ksym::text::nm::parse_line(line) {
-            if ksym::text::nm::is_text_type(s.symbol_type) {
-                l.push(s.address, s.symbol_type, s.name).unwrap();
-            }
+        if let Ok(ksym::text::nm::NmLine::Symbol(s)) = ksym::text::nm::parse_line(line)
+            && ksym::text::nm::is_text_type(s.symbol_type)
+        {
+            l.push(s.address, s.symbol_type, s.name).unwrap();
         }
     }
     l

@@ -161,7 +161,7 @@ pub fn replace_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError
 /// as `file` or `readelf -n` prints it); `None` otherwise.
 pub fn parse_build_id(s: &str) -> Option<Vec<u8>> {
     let d = s.strip_prefix("0x").unwrap_or(s).as_bytes();
-    if d.is_empty() || d.len() % 2 != 0 {
+    if d.is_empty() || !d.len().is_multiple_of(2) {
         return None;
     }
     d.chunks(2)

@@ -15,7 +15,9 @@
 //!   format-neutral view [`Kallsyms`] on top.
 //! - std tools' pieces: [`dwarf`] (DWARF to a source table), [`elfpatch`]
 //!   (a blob into an ELF image's reserved section), [`kmod`] (kernel
-//!   modules: relocated DWARF, module space), [`addrindex`]
+//!   modules: relocated DWARF, module space), [`elfsyms`] (an ELF's
+//!   text symbols), [`store`] (blob stores in debuginfod's layout),
+//!   [`addrindex`]
 //!   (lookup acceleration for streams), [`blobfile`] and [`cli`] (I/O),
 //!   [`packjob`] (what `ksym-pack` runs) and [`resolve`] (the address
 //!   stream), which the binaries call.
@@ -37,11 +39,15 @@ pub mod dwarf;
 #[cfg(feature = "std")]
 pub mod elfpatch;
 #[cfg(feature = "std")]
+pub mod elfsyms;
+#[cfg(feature = "std")]
 pub mod kmod;
 #[cfg(feature = "std")]
 pub mod packjob;
 #[cfg(feature = "std")]
 pub mod resolve;
+#[cfg(feature = "std")]
+pub mod store;
 #[cfg(feature = "std")]
 pub mod text;
 

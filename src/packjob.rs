@@ -42,6 +42,19 @@ pub struct PackJob {
     pub patch: Option<(PathBuf, String)>,
     /// `--modules DIR` and `--skip-bad-modules` (docs/FORMAT.md §16).
     pub modules: Option<(PathBuf, bool)>,
+    /// `--store DIR`: where the blob goes instead of stdout (README "Many kernels").
+    pub store: Option<PathBuf>,
+    /// `--debuginfod BUILDID`: the ELF to take symbols and lines from.
+    pub debuginfod: Option<Vec<u8>>,
+}
+
+/// The GNU build-id note of the ELF file at `path`, if it has one.
+fn elf_build_id(path: &Path) -> Option<Vec<u8>> {
+    use object::Object;
+    let file = std::fs::File::open(path).ok()?;
+    let cache = object::ReadCache::new(file);
+    let obj = object::File::parse(&cache).ok()?;
+    obj.build_id().ok().flatten().map(<[u8]>::to_vec)
 }
 
 fn open_blob(path: &Path) -> Result<AlignedBlob, CliError> {
@@ -91,6 +104,38 @@ pub fn dump(path: &Path) -> Result<(), CliError> {
 }
 
 impl PackJob {
+    /// Refuses options that contradict each other (exit 2): what v1 has
+    /// no place for, and two destinations for the blob.
+    ///
+    /// Errors: [`CliError::Usage`] saying which options clash.
+    pub fn check_options(&self) -> Result<(), CliError> {
+        let v1 = self.format == Some(Format::V1);
+        let usage = |s: &str| Err(CliError::Usage(s.into()));
+        if v1 && (!self.v2.release.is_empty() || !self.v2.build_id.is_empty()) {
+            return usage("--release and --build-id need --format v2 (v1 has no field for them)");
+        }
+        if v1 && self.lines.is_some() {
+            return usage("--lines needs --format v2 (v1 has no place for source lines)");
+        }
+        if v1 && self.modules.is_some() {
+            return usage("--modules needs --format v2 (v1 has no place for modules)");
+        }
+        if v1 && (self.store.is_some() || self.debuginfod.is_some()) {
+            return usage(
+                "--store and --debuginfod need --format v2 (a store keeps checksummed v2 blobs)",
+            );
+        }
+        let places = [
+            self.output.is_some(),
+            self.patch.is_some(),
+            self.store.is_some(),
+        ];
+        if places.iter().filter(|&&p| p).count() > 1 {
+            return usage("-o, --patch-elf and --store each say where the blob goes; give one");
+        }
+        Ok(())
+    }
+
     /// Reads the list, packs it and writes the blob where the job says.
     ///
     /// Errors: a bad input line (with its number), a symbol the format
@@ -104,17 +149,50 @@ impl PackJob {
             strategy,
             format,
             mut v2,
-            lines,
+            mut lines,
             patch,
             modules,
+            store,
+            debuginfod,
         } = self;
-        if output.is_none() && patch.is_none() && stdout_is_terminal() {
+        if output.is_none() && patch.is_none() && store.is_none() && stdout_is_terminal() {
             return Err(CliError::Usage(
                 "refusing to write a binary blob to a terminal; use -o FILE or a pipe".into(),
             ));
         }
-        let list =
-            SymbolList::read_lines(open_input(&input)?).map_err(|e| CliError::input(&input, e))?;
+        // --debuginfod: the ELF (symbols and lines) from the servers.
+        let fetched = match &debuginfod {
+            Some(id) => {
+                let urls = std::env::var("DEBUGINFOD_URLS").unwrap_or_default();
+                let secs = std::env::var("KSYM_TIMEOUT")
+                    .ok()
+                    .and_then(|s| s.parse().ok());
+                let timeout = std::time::Duration::from_secs_f64(secs.unwrap_or(60.0));
+                let elf = crate::store::debuginfod::fetch_elf(&urls, id, timeout)
+                    .map_err(|e| CliError::input("--debuginfod", e))?;
+                if verbose {
+                    eprintln!("ksym-pack: --debuginfod: {}", elf.path().display());
+                }
+                let columns = lines.as_ref().is_some_and(|l| l.1);
+                lines = Some((elf.path().to_owned(), columns));
+                Some(elf)
+            }
+            None => None,
+        };
+        let list = match &fetched {
+            Some(elf) => crate::elfsyms::text_symbols(elf.path())
+                .map_err(|e| CliError::input("--debuginfod", e))?,
+            None => SymbolList::read_lines(open_input(&input)?)
+                .map_err(|e| CliError::input(&input, e))?,
+        };
+        // The kernel's identity: --build-id, else the ELF's note.
+        if v2.build_id.is_empty()
+            && let Some(id) = debuginfod
+                .clone()
+                .or_else(|| lines.as_ref().and_then(|l| elf_build_id(&l.0)))
+        {
+            v2.build_id = id;
+        }
         let write: Box<WriteBlob<'_>> = match format.unwrap_or(Format::V1) {
             Format::V1 => {
                 let layout =
@@ -158,6 +236,15 @@ impl PackJob {
                 Box::new(move |out| out.write_all(&packed.blob))
             }
         };
+        if let Some(dir) = store {
+            let mut blob = Vec::new();
+            write(&mut blob).map_err(|e| CliError::input("blob", e))?;
+            let release = (!v2.release.is_empty()).then_some(&v2.release[..]);
+            let path = crate::store::write::put(&dir, &v2.build_id, release, &blob)
+                .map_err(|e| CliError::input("--store", e))?;
+            eprintln!("ksym-pack: {}", path.display());
+            return Ok(());
+        }
         match (output, patch) {
             (_, Some((elf, section))) => patch_elf(&elf, &section, &*write),
             (Some(path), None) => write_atomically(&path, &*write),

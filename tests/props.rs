@@ -78,10 +78,10 @@ fn oracle(
     }
     let first = sorted.iter().position(|s| s.0 == a).unwrap();
     let mut end = sorted.iter().find(|s| s.0 > a).map(|s| s.0);
-    if let Some(e) = etext {
-        if a < e {
-            end = Some(end.map_or(e, |n| n.min(e)));
-        }
+    if let Some(e) = etext
+        && a < e
+    {
+        end = Some(end.map_or(e, |n| n.min(e)));
     }
     if end.is_some_and(|e| addr >= e) || end.is_none() && addr - a >= 1 << 20 {
         return None;

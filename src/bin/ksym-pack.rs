@@ -25,6 +25,8 @@ Packs `ADDR TYPE NAME[\t[module]]` lines (ksym-filter's output) into a kallsyms 
       --columns         with --lines: store column numbers too (bigger blob)
       --modules DIR     v2: add every *.ko[.xz|.zst|.gz] under DIR (symbols; lines with --lines)
       --skip-bad-modules  with --modules: leave out modules that cannot be read, and list them
+      --store DIR       v2: add the blob to a store (DIR/buildid/ID/section/.ksym, release list)
+      --debuginfod ID   v2: symbols and lines from build-id ID's ELF, fetched from DEBUGINFOD_URLS
       --patch-elf ELF   write the blob into ELF's reserved section in place, zero-filling the rest
       --section NAME    the section --patch-elf fills (default .ksym)
       --check BLOB      validate a blob of either format; says what and where is wrong
@@ -45,6 +47,7 @@ fn parse_args() -> Result<Mode, CliError> {
     let (mut lines, mut columns) = (None::<PathBuf>, false);
     let (mut patch, mut section) = (None::<PathBuf>, None::<String>);
     let (mut modules, mut skip_bad) = (None::<PathBuf>, false);
+    let (mut store, mut debuginfod) = (None::<PathBuf>, None);
     let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
@@ -74,6 +77,13 @@ fn parse_args() -> Result<Mode, CliError> {
             Long("columns") => columns = true,
             Long("modules") => modules = Some(p.value()?.into()),
             Long("skip-bad-modules") => skip_bad = true,
+            Long("store") => store = Some(p.value()?.into()),
+            Long("debuginfod") => {
+                let s = p.value()?.string()?;
+                debuginfod = Some(parse_build_id(&s).ok_or_else(|| {
+                    CliError::Usage(format!("--debuginfod: expected a hex build-id, got `{s}`"))
+                })?);
+            }
             Long("patch-elf") => patch = Some(p.value()?.into()),
             Long("section") => section = Some(p.value()?.string()?),
             Long("check") => return Ok(Mode::Check(p.value()?.into())),
@@ -86,40 +96,21 @@ fn parse_args() -> Result<Mode, CliError> {
             _ => return Err(arg.unexpected().into()),
         }
     }
-    if format == Format::V1 && (!v2.release.is_empty() || !v2.build_id.is_empty()) {
-        return Err(CliError::Usage(
-            "--release and --build-id need --format v2 (v1 has no field for them)".into(),
-        ));
-    }
-    if format == Format::V1 && lines.is_some() {
-        return Err(CliError::Usage(
-            "--lines needs --format v2 (v1 has no place for source lines)".into(),
-        ));
-    }
-    if format == Format::V1 && modules.is_some() {
-        return Err(CliError::Usage(
-            "--modules needs --format v2 (v1 has no place for modules)".into(),
-        ));
-    }
+    let needs = |what: &str| Err(CliError::Usage(what.to_string()));
     if skip_bad && modules.is_none() {
-        return Err(CliError::Usage(
-            "--skip-bad-modules needs --modules DIR".into(),
-        ));
+        return needs("--skip-bad-modules needs --modules DIR");
     }
     if section.is_some() && patch.is_none() {
-        return Err(CliError::Usage("--section needs --patch-elf ELF".into()));
+        return needs("--section needs --patch-elf ELF");
     }
-    if patch.is_some() && output.is_some() {
-        return Err(CliError::Usage(
-            "--patch-elf and -o both say where the blob goes; give one".into(),
-        ));
+    if columns && lines.is_none() && debuginfod.is_none() {
+        return needs("--columns needs --lines ELF");
     }
-    if columns && lines.is_none() {
-        return Err(CliError::Usage("--columns needs --lines ELF".into()));
-    }
-    Ok(Mode::Pack(Box::new(PackJob {
+    let job = PackJob {
         lines: lines.map(|l| (l, columns)),
         modules: modules.map(|m| (m, skip_bad)),
+        store,
+        debuginfod,
         patch: patch.map(|p| (p, section.unwrap_or_else(|| ".ksym".into()))),
         input: input.unwrap_or_else(|| "-".into()),
         output,
@@ -127,7 +118,9 @@ fn parse_args() -> Result<Mode, CliError> {
         strategy,
         format: Some(format),
         v2,
-    })))
+    };
+    job.check_options()?;
+    Ok(Mode::Pack(Box::new(job)))
 }
 
 fn run() -> Result<(), CliError> {

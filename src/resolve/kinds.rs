@@ -154,10 +154,11 @@ pub(super) struct Stacktrace<'b> {
 fn stacktrace_trigger(body: &[u8]) -> bool {
     if let Some(o) = find(body, b"[<") {
         let rest = &body[o + 2..];
-        if let Some(c) = find(rest, b">]") {
-            if c > 0 && !rest[..c].contains(&b']') {
-                return true;
-            }
+        if let Some(c) = find(rest, b">]")
+            && c > 0
+            && !rest[..c].contains(&b']')
+        {
+            return true;
         }
     }
     let lhex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
@@ -282,12 +283,12 @@ impl Resolver<'_, '_> {
     pub(super) fn plan(&mut self, line: &[u8]) -> Plan {
         self.module_addr = None;
         let p = self.plan_kernel(line);
-        if self.module_addr.is_none() {
-            if let (Some(addr), Some(l)) = (p.addr(), &self.loaded) {
-                // A raw address in a module section of the --loaded snapshot.
-                if !matches!(p, Plan::Stacktrace { .. }) {
-                    self.module_addr = l.to_module_space(addr);
-                }
+        if self.module_addr.is_none()
+            && let (Some(addr), Some(l)) = (p.addr(), &self.loaded)
+        {
+            // A raw address in a module section of the --loaded snapshot.
+            if !matches!(p, Plan::Stacktrace { .. }) {
+                self.module_addr = l.to_module_space(addr);
             }
         }
         p
@@ -313,19 +314,19 @@ impl Resolver<'_, '_> {
             // Decoded when the blob has the module with lines (or for
             // JSON); otherwise the line passes unchanged.
             let has_lines = self.modules.as_ref().is_some_and(|ms| ms.lines().is_some());
-            if has_lines || self.opts.json {
-                if let Some(a) = self.module_ref(m, st.build_id, st.name, st.offset) {
-                    self.module_addr = Some(a);
-                    // The runtime address, when the line has `[<ADDR>]`
-                    // (for JSON; the lookup uses module_addr).
-                    let addr = find(body, b"[<").and_then(|o| {
-                        let r = &body[o + 2..];
-                        r.iter()
-                            .position(|&b| b == b'>')
-                            .and_then(|c| hex::parse_u64(&r[..c]))
-                    });
-                    return Plan::Stacktrace { addr };
-                }
+            if (has_lines || self.opts.json)
+                && let Some(a) = self.module_ref(m, st.build_id, st.name, st.offset)
+            {
+                self.module_addr = Some(a);
+                // The runtime address, when the line has `[<ADDR>]`
+                // (for JSON; the lookup uses module_addr).
+                let addr = find(body, b"[<").and_then(|o| {
+                    let r = &body[o + 2..];
+                    r.iter()
+                        .position(|&b| b == b'>')
+                        .and_then(|c| hex::parse_u64(&r[..c]))
+                });
+                return Plan::Stacktrace { addr };
             }
             return p;
         }
@@ -495,28 +496,26 @@ impl Resolver<'_, '_> {
                 .iter()
                 .position(|&b| b == b'>')
                 .map(|p| a_at + p)
+                && body.get(close + 1) == Some(&b']')
+                && let Some(addr) = hex::parse_u64(&body[a_at..close])
             {
-                if body.get(close + 1) == Some(&b']') {
-                    if let Some(addr) = hex::parse_u64(&body[a_at..close]) {
-                        let mut t = skip_blanks(body, close + 2);
-                        if body[t..].starts_with(b"? ") {
-                            t += 2;
-                        }
-                        let te = token_end(body, t);
-                        let tok = &body[t..te];
-                        let raw = strip_0x(tok).and_then(hex::parse_u64) == Some(addr);
-                        if raw || tok == b"[unknown]" {
-                            return Plan::Replace {
-                                addr,
-                                from: t,
-                                to: te,
-                                kernel_style: true,
-                            };
-                        }
-                        self.check_ref(tok, Some(addr), &body[te..]);
-                        return Plan::Pass;
-                    }
+                let mut t = skip_blanks(body, close + 2);
+                if body[t..].starts_with(b"? ") {
+                    t += 2;
                 }
+                let te = token_end(body, t);
+                let tok = &body[t..te];
+                let raw = strip_0x(tok).and_then(hex::parse_u64) == Some(addr);
+                if raw || tok == b"[unknown]" {
+                    return Plan::Replace {
+                        addr,
+                        from: t,
+                        to: te,
+                        kernel_style: true,
+                    };
+                }
+                self.check_ref(tok, Some(addr), &body[te..]);
+                return Plan::Pass;
             }
         }
         // `RIP: 0010:0xADDR` or `RIP: 0010:func+0x…` (x86; `pc : ` on arm64).

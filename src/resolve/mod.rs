@@ -46,6 +46,7 @@ use crate::text::hex;
 use crate::text::lines::{Line, for_each_line};
 
 mod emit;
+pub mod job;
 mod kinds;
 mod modules;
 

@@ -104,7 +104,7 @@ impl LoadedModules {
 
 /// Decodes the hex build-id of a `[mod BUILDID]` reference.
 pub(super) fn parse_build_id(hex: &[u8]) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 || hex.is_empty() {
+    if !hex.len().is_multiple_of(2) || hex.is_empty() {
         return None;
     }
     hex.chunks(2)

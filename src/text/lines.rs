@@ -56,15 +56,14 @@ where
             continue;
         }
         // Fast path: a whole line inside the reader's buffer, nothing buffered.
-        if buf.is_empty() {
-            if let Some(i) = memchr_nl(chunk) {
-                if i < max_len {
-                    lineno += 1;
-                    f(lineno, Line::Full(&chunk[..=i]))?;
-                    input.consume(i + 1);
-                    continue;
-                }
-            }
+        if buf.is_empty()
+            && let Some(i) = memchr_nl(chunk)
+            && i < max_len
+        {
+            lineno += 1;
+            f(lineno, Line::Full(&chunk[..=i]))?;
+            input.consume(i + 1);
+            continue;
         }
         let room = max_len.saturating_sub(buf.len());
         let (take, done) = match memchr_nl(chunk) {

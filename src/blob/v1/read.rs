@@ -583,10 +583,10 @@ impl<'a> KallsymsMapped<'a> {
             first = a[..first].partition_point(|&x| u64::from_le(x) < sym_addr);
         }
         let mut end = a.get(hi).map(|&x| u64::from_le(x));
-        if let Some(e) = self.etext {
-            if sym_addr < e {
-                end = Some(end.map_or(e, |n| n.min(e)));
-            }
+        if let Some(e) = self.etext
+            && sym_addr < e
+        {
+            end = Some(end.map_or(e, |n| n.min(e)));
         }
         match end {
             Some(e) if addr >= e => return None,

@@ -294,7 +294,7 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
     // Names: front coding in name order, then pair codes over what is left.
     let name_r = |r: usize| stored.name(order.by_name[r] as usize);
     let suffix = |r: usize| {
-        let lcp = if r % BUCKET == 0 {
+        let lcp = if r.is_multiple_of(BUCKET) {
             0
         } else {
             order.lcp[r] as usize

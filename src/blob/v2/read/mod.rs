@@ -520,10 +520,10 @@ impl<'a> KallsymsV2<'a> {
             return None;
         }
         let mut end = next;
-        if let Some(e) = self.etext {
-            if sym_addr < e {
-                end = Some(end.map_or(e, |n| n.min(e)));
-            }
+        if let Some(e) = self.etext
+            && sym_addr < e
+        {
+            end = Some(end.map_or(e, |n| n.min(e)));
         }
         match end {
             Some(e) if addr >= e => return None,

@@ -200,7 +200,7 @@ fn check_shapes<'a>(dir: &Directory<'a>, m: usize) -> Result<Shapes<'a>, BlobErr
     }
     let back = &n2a[marks_len..];
     dir.shape(SectionId::NameIndex, Some(4 * m.div_ceil(BUCKET)))?;
-    if dir.sec(SectionId::TypeExceptions).len() % 8 != 0 {
+    if !dir.sec(SectionId::TypeExceptions).len().is_multiple_of(8) {
         return Err(bad(
             dir.at(SectionId::TypeExceptions),
             SectionId::TypeExceptions,

@@ -1,0 +1,74 @@
+//! A kernel's symbol list read straight from its ELF symbol table: what
+//! `nm -n ELF | ksym-filter` prints (`ksym-pack --debuginfod`, which has
+//! the ELF file but no `nm` output). Text symbols are those `nm` marks
+//! `T` or `t` (defined, not weak, in an executable section), plus the four
+//! text bounds whatever their type (FORMAT.md §10.6); Rust names are
+//! demangled as `ksym-filter` does.
+
+use std::path::Path;
+
+use object::{Object, ObjectSection, ObjectSymbol, SymbolSection};
+
+use crate::blob::list::{PackError, SymbolList};
+use crate::kernel::BOUND_NAMES;
+
+/// The text symbols of the ELF file at `path`, in address order (ties by
+/// name, then table order).
+///
+/// Errors: the file cannot be read or is not ELF (the message names it),
+/// or a symbol the list refuses.
+pub fn text_symbols(path: &Path) -> Result<SymbolList, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let cache = object::ReadCache::new(file);
+    let obj = object::File::parse(&cache)
+        .map_err(|e| format!("{}: not an ELF file: {e}", path.display()))?;
+    let mut syms: Vec<(u64, u8, Vec<u8>)> = Vec::new();
+    let mut demangled = Vec::new();
+    for s in obj.symbols() {
+        let Ok(name) = s.name_bytes() else { continue };
+        if name.is_empty() {
+            continue;
+        }
+        let bound = BOUND_NAMES.contains(&name);
+        let code = match s.section() {
+            SymbolSection::Section(i) => {
+                obj.section_by_index(i).is_ok_and(|sec| match sec.flags() {
+                    object::SectionFlags::Elf { sh_flags } => {
+                        sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0
+                    }
+                    _ => false,
+                })
+            }
+            _ => false,
+        };
+        let kind_ok = !matches!(
+            s.kind(),
+            object::SymbolKind::Section | object::SymbolKind::File
+        );
+        let text = code && kind_ok && !s.is_weak() && s.is_definition();
+        if !text && !bound {
+            continue;
+        }
+        let ty = if text {
+            if s.is_global() { b'T' } else { b't' }
+        } else if s.is_global() {
+            b'D'
+        } else {
+            b'd'
+        };
+        demangled.clear();
+        let name = if crate::text::demangle::demangle_rust(name, &mut demangled) {
+            demangled.clone()
+        } else {
+            name.to_vec()
+        };
+        syms.push((s.address(), ty, name));
+    }
+    syms.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.2.cmp(&b.2)));
+    let mut list = SymbolList::new();
+    for (a, t, n) in syms {
+        list.push(a, t, &n)
+            .map_err(|e: PackError| format!("{}: {e}", path.display()))?;
+    }
+    Ok(list)
+}

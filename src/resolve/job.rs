@@ -1,0 +1,94 @@
+//! What `ksym-resolve` does once its arguments are parsed: open the blob
+//! (or pack a /proc/kallsyms text, or open a store), run the stream or the
+//! reverse `--names` lookups over every input, print the notes. The binary
+//! only parses arguments.
+
+use std::io;
+
+use super::{ResolveOptions, Resolver, resolve_names};
+use crate::blob::Kallsyms;
+use crate::blobfile::AlignedBlob;
+use crate::cli::{CliError, IN_BUF, open_input};
+use crate::store::select::KernelRef;
+
+/// Where the symbols come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A blob file (v1 or v2).
+    Blob(String),
+    /// A /proc/kallsyms text (`--kallsyms FILE`).
+    Kallsyms(String),
+    /// A store (`--store DIR|URL`), and the kernel `--build-id`/`--release` force.
+    Store(String, Option<KernelRef>),
+}
+
+/// One `ksym-resolve` run.
+#[derive(Debug, Clone)]
+pub struct ResolveJob {
+    /// The symbols.
+    pub source: Source,
+    /// Input paths (`-` for stdin).
+    pub inputs: Vec<String>,
+    /// How to print.
+    pub opts: ResolveOptions,
+    /// `--stext`/`--etext` overrides.
+    pub bounds: (Option<u64>, Option<u64>),
+    /// `--names`: each input line is a name.
+    pub names: bool,
+}
+
+impl ResolveJob {
+    /// Runs the job.
+    ///
+    /// Errors: an unreadable or malformed blob or kallsyms text (naming it
+    /// and the offset or line), an unreadable input, stdout failing (a
+    /// closed pipe is `BrokenPipe`), and store errors.
+    pub fn run(self) -> Result<(), CliError> {
+        let (blob, name) = match &self.source {
+            Source::Store(spec, forced) => {
+                let secs = std::env::var("KSYM_TIMEOUT")
+                    .ok()
+                    .and_then(|s| s.parse().ok());
+                let timeout = std::time::Duration::from_secs_f64(secs.unwrap_or(30.0));
+                return crate::store::run::resolve_with_store(
+                    spec,
+                    timeout,
+                    self.opts.clone(),
+                    forced.clone(),
+                    &self.inputs,
+                );
+            }
+            Source::Kallsyms(k) => {
+                let text = std::fs::read(k).map_err(|e| CliError::input(k, e))?;
+                let blob = super::pack_kallsyms_text(&text).map_err(|e| CliError::input(k, e))?;
+                (blob, k)
+            }
+            // Read, never mapped: a blob rewritten under us must not kill
+            // us with SIGBUS (README "Reading blobs").
+            Source::Blob(b) => (
+                AlignedBlob::read_file(b.as_ref()).map_err(|e| CliError::input(b, e))?,
+                b,
+            ),
+        };
+        let map = Kallsyms::from_blob(blob.as_bytes(), self.bounds.0, self.bounds.1)
+            .map_err(|e| CliError::input(name, e))?;
+        if self.names {
+            let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
+            for path in &self.inputs {
+                let (slide, lb) = (self.opts.slide, self.opts.line_buffered);
+                resolve_names(&map, open_input(path)?, &mut out, slide, lb)?;
+            }
+            return Ok(());
+        }
+        let mut resolver = Resolver::new(&map, self.opts.clone());
+        let mut out = io::stdout().lock();
+        for path in &self.inputs {
+            resolver.run(open_input(path)?, &mut out)?;
+        }
+        let notes = resolver.stats().notes(&map, self.opts.slide);
+        for note in notes.into_iter().chain(resolver.module_notes()) {
+            eprintln!("ksym-resolve: {note}");
+        }
+        Ok(())
+    }
+}
