@@ -88,7 +88,7 @@ pub struct ExecSection {
 
 /// A text symbol of a module: a function, untyped (assembly) or data
 /// symbol in an executable section, at `value` bytes from its start;
-/// section, file and mapping symbols are left out.
+/// section and file symbols, mapping symbols and local labels are left out.
 #[derive(Debug, Clone)]
 pub struct TextSymbol {
     /// Position of its section in [`ModuleInfo::sections`].
@@ -124,15 +124,6 @@ pub fn name_from_path(path: &Path) -> Vec<u8> {
     let f = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let stem = f.find(".ko").map_or(f, |i| &f[..i]);
     stem.replace('-', "_").into_bytes()
-}
-
-/// ARM and AArch64 mapping symbols (`$x`, `$d.12`) mark code and data
-/// inside a section; the kernel's kallsyms leaves them out, so do we.
-fn is_mapping_symbol(name: &[u8]) -> bool {
-    name.len() >= 2
-        && name[0] == b'$'
-        && matches!(name[1], b'a' | b'd' | b't' | b'x')
-        && (name.len() == 2 || name[2] == b'.')
 }
 
 /// Reads a module's identity, sections and symbols from its parsed ELF.
@@ -192,7 +183,9 @@ pub fn module_info(obj: &object::File<'_>, path: &Path) -> Result<ModuleInfo, Mo
             continue;
         }
         let Ok(raw) = sym.name_bytes() else { continue };
-        if raw.is_empty() || is_mapping_symbol(raw) {
+        // Mapping symbols and local labels: the kernel's kallsyms leaves
+        // them out, so do we.
+        if raw.is_empty() || crate::text::nm::is_mapping_or_local_label(raw) {
             continue;
         }
         demangled.clear();
@@ -236,7 +229,5 @@ mod tests {
         assert_eq!(Compression::of("a.ko"), Some(Compression::None));
         assert_eq!(Compression::of(".ko"), None);
         assert_eq!(Compression::of("a.ko.bz2"), None);
-        assert!(is_mapping_symbol(b"$x") && is_mapping_symbol(b"$d.7"));
-        assert!(!is_mapping_symbol(b"$xyz") && !is_mapping_symbol(b"x"));
     }
 }

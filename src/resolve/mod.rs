@@ -639,14 +639,16 @@ impl<'m, 'a> Resolver<'m, 'a> {
 }
 
 /// The text symbols of a /proc/kallsyms text, with their `[module]`
-/// column: what `ksym-resolve --loaded FILE` places module sections from.
+/// column, and the text bounds whatever their type (as `ksym-filter`
+/// keeps them): what `ksym-resolve --kallsyms FILE` packs and `--loaded
+/// FILE` places module sections from.
 ///
 /// Errors: the first line that is not a symbol line, with its number.
 pub fn read_loaded(
     text: &[u8],
 ) -> Result<crate::blob::list::SymbolList, crate::blob::list::PackError> {
     use crate::blob::list::{PackError, PackErrorKind, SymbolList};
-    use crate::text::nm::{NmLine, is_text_type, parse_line};
+    use crate::text::nm::{NmLine, is_text_bound, is_text_type, parse_line};
     let mut list = SymbolList::new();
     for (n, line) in text.split(|&b| b == b'\n').enumerate() {
         let at_line = |kind| PackError {
@@ -654,7 +656,7 @@ pub fn read_loaded(
             kind,
         };
         match parse_line(line) {
-            Ok(NmLine::Symbol(s)) if is_text_type(s.symbol_type) || s.name == b"_stext" => {
+            Ok(NmLine::Symbol(s)) if is_text_type(s.symbol_type) || is_text_bound(s.name) => {
                 list.push(s.address, s.symbol_type, s.name)
                     .map_err(|e| at_line(e.kind))?;
                 if let Some(m) = s.module {
@@ -668,8 +670,8 @@ pub fn read_loaded(
     Ok(list)
 }
 
-/// Packs the text symbols of a /proc/kallsyms text in memory as a v2 blob,
-/// which keeps the `[module]` column (FORMAT.md §10.5): what
+/// Packs [`read_loaded`]'s symbols of a /proc/kallsyms text in memory as a
+/// v2 blob, which keeps the `[module]` column (FORMAT.md §10.5): what
 /// `ksym-resolve --kallsyms FILE` resolves against.
 ///
 /// Errors: the first line that is not a symbol line (with its number), or a
@@ -677,28 +679,8 @@ pub fn read_loaded(
 pub fn pack_kallsyms_text(
     text: &[u8],
 ) -> Result<crate::blobfile::AlignedBlob, crate::blob::list::PackError> {
-    use crate::blob::list::{PackError, PackErrorKind, SymbolList};
     use crate::blob::v2::write::{V2Options, pack_v2};
-    use crate::text::nm::{NmLine, is_text_type, parse_line};
-    let mut list = SymbolList::new();
-    for (n, line) in text.split(|&b| b == b'\n').enumerate() {
-        let at_line = |kind| PackError {
-            line: Some(n as u64 + 1),
-            kind,
-        };
-        match parse_line(line) {
-            Ok(NmLine::Symbol(s)) if is_text_type(s.symbol_type) => {
-                list.push(s.address, s.symbol_type, s.name)
-                    .map_err(|e| at_line(e.kind))?;
-                if let Some(m) = s.module {
-                    list.set_last_module(m);
-                }
-            }
-            Ok(_) => {}
-            Err(e) => return Err(at_line(PackErrorKind::Line(e))),
-        }
-    }
-    let packed = pack_v2(&list, &V2Options::default())?;
+    let packed = pack_v2(&read_loaded(text)?, &V2Options::default())?;
     Ok(crate::blobfile::AlignedBlob::copy_from(&packed.blob))
 }
 
