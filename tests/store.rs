@@ -273,6 +273,8 @@ f=cache/ksym/buildid/1111111111111111111111111111111111111111/section/.ksym
 printf 'XXXX' | dd of=$f bs=1 seek=100 conv=notrunc 2>/dev/null
 ksym-resolve --store http://127.0.0.1:18080 mixed.txt > refetch.out 2> refetch.err
 ksym-resolve --store http://127.0.0.1:18080 perf.txt > perf.out 2> perf.err
+# A build the store lacks: one request, then remembered for a while.
+echo 0xffffffff81000000 | ksym-resolve --store http://127.0.0.1:18080 --build-id 4444444444444444444444444444444444444444 > miss.out 2> miss.err
 # (a cache of its own: build-id 1111's good blob is cached already)
 rc=0; XDG_CACHE_HOME=$PWD/cache2 ksym-resolve --store http://127.0.0.1:18090 mixed.txt > trunc.out 2> trunc.err || rc=$?; echo $rc > trunc.rc
 rc=0; ksym-resolve --store http://127.0.0.1:18081 mixed.txt > e500.out 2> e500.err || rc=$?; echo $rc > e500.rc
@@ -303,6 +305,17 @@ echo $(( ($(date +%s%N) - start) / 1000000 )) > hang.ms
         "{}",
         text_of("perf.out")
     );
+    assert!(
+        text_of("miss.err").contains("no blob in the store"),
+        "{}",
+        text_of("miss.err")
+    );
+    assert_eq!(text_of("miss.out"), "0xffffffff81000000\n");
+    let marker =
+        dir.join("cache/ksym/buildid/4444444444444444444444444444444444444444/section/.ksym.miss");
+    assert!(marker.exists(), "the miss is remembered");
+    let log = text_of("servers.log");
+    assert!(!log.contains("Traceback"), "{log}");
     // A truncated blob: refused, nothing used, the lines unchanged.
     assert_eq!(text_of("trunc.rc").trim(), "1");
     assert!(
