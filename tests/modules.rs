@@ -40,18 +40,19 @@ fn sh(cmd: &mut Command) -> Vec<u8> {
     out.stdout
 }
 
-/// Builds the test module in `dir` from tests/data/kmod's C files.
-fn build_module(dir: &Path) -> PathBuf {
+/// Builds the test module in `dir` from tests/data/kmod's C files with the
+/// compiler `cc` and linker `ld` (the host's, or a cross toolchain's).
+fn build_module(dir: &Path, cc: &str, ld: &str) -> PathBuf {
     let src = data("kmod");
     for (c, o) in [("kmod_main.c", "a.o"), ("kmod_helper.c", "b.o")] {
-        sh(Command::new("cc")
+        sh(Command::new(cc)
             .args(["-O2", "-g", "-c"])
             .arg(src.join(c))
             .arg("-o")
             .arg(dir.join(o)));
     }
     let ko = dir.join("ksym_test.ko");
-    sh(Command::new("ld")
+    sh(Command::new(ld)
         .args(["-r", "--build-id=sha1", "-o"])
         .arg(&ko)
         .arg(dir.join("a.o"))
@@ -191,16 +192,40 @@ fn eu_addr2line_or_skip() -> bool {
 
 /// Every address of every function of the module, in every section, gets
 /// eu-addr2line's frames (file, line and inlined names innermost first;
-/// the outermost name without `.cold`-style suffixes).
+/// the outermost name without `.cold`-style suffixes): an x86-64 module
+/// built by the host's compiler.
 #[test]
 fn every_address_agrees_with_eu_addr2line() {
+    if eu_addr2line_or_skip() {
+        agrees_with_eu_addr2line("modules-agree", "cc", "ld");
+    }
+}
+
+/// The same for an arm64 module (AArch64 relocations in its debug
+/// sections, `$x`/`$d` mapping symbols), built by Debian's cross
+/// toolchain (`gcc-aarch64-linux-gnu`, which `.ci/run` installs).
+#[test]
+fn arm64_module_agrees_with_eu_addr2line() {
     if !eu_addr2line_or_skip() {
         return;
     }
-    let dir = scratch("modules-agree");
+    let (cc, ld) = ("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-ld");
+    if !has(cc, "--version") || !has(ld, "--version") {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{cc} is missing; .ci/run installs it"
+        );
+        eprintln!("SKIPPED: no {cc} (apt-get install gcc-aarch64-linux-gnu)");
+        return;
+    }
+    agrees_with_eu_addr2line("modules-agree-arm64", cc, ld);
+}
+
+fn agrees_with_eu_addr2line(test: &str, cc: &str, ld: &str) {
+    let dir = scratch(test);
     let mods = dir.join("mods");
     std::fs::create_dir_all(&mods).unwrap();
-    let ko = build_module(&mods);
+    let ko = build_module(&mods, cc, ld);
     let out = pack_modules(&dir, &mods, &[]);
     assert!(
         out.status.success(),
