@@ -143,7 +143,7 @@ pub fn module_from_bytes(
 ) -> Result<LocalModule, ModuleError> {
     let obj = object::File::parse(bytes)
         .map_err(|e| ModuleError::new(path, format!("not an ELF file: {e}")))?;
-    let info = file::module_info(&obj, path)?;
+    let mut info = file::module_info(&obj, path)?;
     let (bases, span) = local_bases(&info.sections)
         .ok_or_else(|| ModuleError::new(path, "executable sections span 4 GiB or more"))?;
     if let Some(s) = info
@@ -161,6 +161,12 @@ pub fn module_from_bytes(
             ),
         ));
     }
+    // A symbol at its section's very end (an end label) covers no byte of
+    // it; in module space it would name the next section's first byte.
+    let file::ModuleInfo {
+        symbols, sections, ..
+    } = &mut info;
+    symbols.retain(|s| s.value < sections[s.section].size);
     let want = lines && info.has_dwarf && !info.sections.is_empty();
     let table = if want {
         Some(merge::module_lines(&obj, &info, &bases, path)?)
