@@ -128,8 +128,7 @@ pub fn read_source_table(path: &Path) -> Result<(SourceTable, DwarfStats), Dwarf
     };
     let load = |id: gimli::SectionId| -> Result<Cow<'_, [u8]>, DwarfError> {
         match obj.section_by_name(id.name()) {
-            Some(s) => s
-                .uncompressed_data()
+            Some(s) => section_data(&s)
                 .map_err(|e| fail(format!("{}: section {}: {e}", path.display(), id.name()))),
             None => Ok(Cow::Borrowed(&[][..])),
         }
@@ -153,6 +152,29 @@ pub fn read_source_table(path: &Path) -> Result<(SourceTable, DwarfStats), Dwarf
     )
     .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
     Ok((table, stats))
+}
+
+/// A section's bytes, decompressed when it is SHF_COMPRESSED. A header
+/// claiming more than 256 times the compressed bytes (real debug sections
+/// compress 3 to 10 times) is refused before anything is allocated: a
+/// forged size must not make the allocator abort the process.
+///
+/// Errors: a forged size, or data that does not decompress.
+pub(crate) fn section_data<'d, R: object::ReadRef<'d>>(
+    s: &object::read::Section<'d, '_, R>,
+) -> Result<Cow<'d, [u8]>, String> {
+    let c = s.compressed_data().map_err(|e| e.to_string())?;
+    let limit = (c.data.len() as u64)
+        .saturating_mul(256)
+        .saturating_add(1 << 20);
+    if c.format != object::CompressionFormat::None && c.uncompressed_size > limit {
+        return Err(format!(
+            "claims {} bytes once decompressed from {}: not a real section",
+            c.uncompressed_size,
+            c.data.len()
+        ));
+    }
+    c.decompress().map_err(|e| e.to_string())
 }
 
 /// The ELF symbol table as llvm-symbolizer reads it

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
-use object::{Object, ObjectSection};
+use object::Object;
 
 use super::ModuleError;
 use super::file::ModuleInfo;
@@ -43,8 +43,7 @@ pub fn module_lines(
     let load = |id: gimli::SectionId| -> Result<(Cow<'_, [u8]>, Relocations), ModuleError> {
         match obj.section_by_name(id.name()) {
             Some(s) => {
-                let data = s
-                    .uncompressed_data()
+                let data = crate::dwarf::section_data(&s)
                     .map_err(|e| ModuleError::new(path, format!("{}: {e}", id.name())))?;
                 Ok((data, relocations(obj, &s, &base_of, path)?))
             }
