@@ -336,13 +336,14 @@ pub(crate) enum OuterName {
 
 /// Interns byte strings as dense ids.
 #[derive(Default)]
-struct Interner {
+pub(crate) struct Interner {
     ids: HashMap<Vec<u8>, u32>,
-    strings: Vec<Vec<u8>>,
+    pub(crate) strings: Vec<Vec<u8>>,
 }
 
 impl Interner {
-    fn id(&mut self, s: &[u8]) -> u32 {
+    /// The id of `s`, new ones numbered in order of first use.
+    pub(crate) fn id(&mut self, s: &[u8]) -> u32 {
         if let Some(&i) = self.ids.get(s) {
             return i;
         }

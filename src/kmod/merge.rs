@@ -14,7 +14,7 @@ use super::ModuleError;
 use super::file::ModuleInfo;
 use super::reloc::{Relocations, relocations};
 use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
-use crate::dwarf::{OuterName, SymbolTable, table_from_dwarf};
+use crate::dwarf::{Interner, OuterName, SymbolTable, table_from_dwarf};
 
 /// The source table of a module whose executable sections are at `bases`
 /// (by position in `info.sections`): its DWARF read through relocations
@@ -72,30 +72,13 @@ pub fn module_lines(
     Ok(table)
 }
 
-/// Interns byte strings as dense ids.
-#[derive(Default)]
-struct Strings {
-    ids: HashMap<Vec<u8>, u32>,
-    list: Vec<Vec<u8>>,
-}
-
-impl Strings {
-    fn id(&mut self, s: Vec<u8>) -> u32 {
-        let next = self.list.len() as u32;
-        *self.ids.entry(s).or_insert_with_key(|s| {
-            self.list.push(s.clone());
-            next
-        })
-    }
-}
-
 /// One table over module space from each module's table and the start
 /// its local addresses are shifted by (ascending, their ranges apart):
 /// strings and files interned across modules, nodes appended (node 0,
 /// "none", shared), rows shifted. A module's end row (file 0, node 0)
 /// covers the gap up to the next module.
 pub fn merge_tables(tables: Vec<(u64, SourceTable)>) -> SourceTable {
-    let mut strings = Strings::default();
+    let mut strings = Interner::default();
     let mut files: HashMap<(u32, u32), u32> = HashMap::new();
     let mut out = SourceTable {
         rows: Vec::new(),
@@ -104,7 +87,7 @@ pub fn merge_tables(tables: Vec<(u64, SourceTable)>) -> SourceTable {
         strings: Vec::new(),
     };
     for (shift, t) in tables {
-        let smap: Vec<u32> = t.strings.into_iter().map(|s| strings.id(s)).collect();
+        let smap: Vec<u32> = t.strings.iter().map(|s| strings.id(s)).collect();
         let fmap: Vec<u32> = t
             .files
             .iter()
@@ -150,6 +133,6 @@ pub fn merge_tables(tables: Vec<(u64, SourceTable)>) -> SourceTable {
             out.rows.push(row);
         }
     }
-    out.strings = strings.list;
+    out.strings = strings.strings;
     out
 }

@@ -461,7 +461,7 @@ impl Resolver<'_, '_> {
         let ms = self.modules.as_ref()?;
         let m = ms.find_module(module)?;
         if let Some(hex) = build_id {
-            let given = super::modules::parse_build_id(hex);
+            let given = crate::store::layout::parse_hex(hex);
             if given.as_deref() != Some(m.build_id) {
                 self.stats.build_id_mismatch += 1;
                 if self.build_id_note.is_none() {

@@ -101,16 +101,3 @@ impl LoadedModules {
         self.sections.len()
     }
 }
-
-/// Decodes the hex build-id of a `[mod BUILDID]` reference.
-pub(super) fn parse_build_id(hex: &[u8]) -> Option<Vec<u8>> {
-    if !hex.len().is_multiple_of(2) || hex.is_empty() {
-        return None;
-    }
-    hex.chunks(2)
-        .map(|c| {
-            let s = std::str::from_utf8(c).ok()?;
-            u8::from_str_radix(s, 16).ok()
-        })
-        .collect()
-}
