@@ -299,6 +299,9 @@ fn boundaries<R: gimli::Reader>(
             ) {
                 continue;
             }
+            if high_pc_overflows(dwarf, &unit, entry)? {
+                continue;
+            }
             let mut ranges = dwarf.die_ranges(&unit, entry)?;
             while let Some(r) = ranges.next()? {
                 for a in [r.begin, r.end] {
@@ -321,6 +324,26 @@ fn boundaries<R: gimli::Reader>(
         }
     }
     Ok((b, steps))
+}
+
+/// Whether a DIE's `DW_AT_low_pc` plus its `DW_AT_high_pc` size passes
+/// 2^64. gimli 0.32 adds the two unchecked (a panic under overflow checks, a
+/// wrapped range otherwise; fixed upstream in gimli#895, 0.33): such a DIE is
+/// left out, as that fix drops its range.
+fn high_pc_overflows<R: gimli::Reader>(
+    dwarf: &gimli::Dwarf<R>,
+    unit: &gimli::Unit<R>,
+    entry: &gimli::DebuggingInformationEntry<'_, '_, R>,
+) -> gimli::Result<bool> {
+    let Some(gimli::AttributeValue::Udata(size)) = entry.attr_value(gimli::DW_AT_high_pc)? else {
+        return Ok(false);
+    };
+    let Some(low) = entry.attr_value(gimli::DW_AT_low_pc)? else {
+        return Ok(false);
+    };
+    Ok(dwarf
+        .attr_address(unit, low)?
+        .is_some_and(|begin| begin.checked_add(size).is_none()))
 }
 
 /// Where the outermost frame's name comes from (docs/FORMAT.md §15, §16.4).

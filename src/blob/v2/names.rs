@@ -235,8 +235,18 @@ impl<'a> CodedName<'a> {
 /// Compares the expanded `codes` (a suffix) with `key`; returns the order and
 /// the bytes they share.
 pub(crate) fn cmp_codes(tokens: &Tokens<'_>, codes: &[u8], key: &[u8]) -> (Ordering, usize) {
+    cmp_until_end(tokens, codes, key)
+}
+
+/// [`cmp_codes`] over the codes of `bytes` before its first [`NAME_END`]
+/// (or all of it, in a damaged bucket): one pass, so that a bucket head
+/// that differs from the key early is not scanned to its end.
+pub(crate) fn cmp_until_end(tokens: &Tokens<'_>, bytes: &[u8], key: &[u8]) -> (Ordering, usize) {
     let mut at = 0usize;
-    for &c in codes {
+    for &c in bytes {
+        if c == NAME_END {
+            break;
+        }
         let run = tokens.expand(c);
         let k = key.get(at..).unwrap_or(&[]);
         let n = run.len().min(k.len());

@@ -8,7 +8,7 @@
 use core::cmp::Ordering;
 
 use crate::blob::v2::layout::*;
-use crate::blob::v2::names::{bucket_of, cmp_codes};
+use crate::blob::v2::names::{bucket_of, cmp_codes, cmp_until_end};
 // The reader hands these out; they were defined here before `names` existed.
 pub use crate::blob::v2::names::{CodedName, Tokens};
 use crate::blob::v2::source_lines::read::LineTable;
@@ -554,14 +554,26 @@ impl<'a> KallsymsV2<'a> {
         let nb = m.div_ceil(BUCKET);
         let head_cmp = |b: usize| self.cmp_head(b, key);
         let (mut lo, mut hi) = (0usize, nb);
+        // Loads of the next step's two possible heads, issued before this
+        // step's comparison so that their cache misses overlap it.
+        let mut warm = 0u8;
+        // Bytes the key shares with head `lo - 1`, the last head below it.
+        let mut lo_matched = 0;
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if head_cmp(mid).0 == Ordering::Less {
+            let (l, r) = ((lo + mid) / 2, (mid + 1 + hi) / 2);
+            warm ^= self.head_byte(l) ^ self.head_byte(r);
+            warm ^= self.head_byte((lo + l) / 2) ^ self.head_byte((l + 1 + mid) / 2);
+            warm ^= self.head_byte((mid + 1 + r) / 2) ^ self.head_byte((r + 1 + hi) / 2);
+            let (o, c) = head_cmp(mid);
+            if o == Ordering::Less {
                 lo = mid + 1;
+                lo_matched = c;
             } else {
                 hi = mid;
             }
         }
+        core::hint::black_box(warm);
         // The entry after a bucket's head, when the bucket has one.
         let after_head = |b: usize| {
             let count = m.saturating_sub(b * BUCKET).min(BUCKET);
@@ -574,7 +586,7 @@ impl<'a> KallsymsV2<'a> {
         let b = lo - 1;
         let bucket = self.bucket(b);
         let count = (m - b * BUCKET).min(BUCKET);
-        let (_, mut matched) = head_cmp(b);
+        let mut matched = lo_matched;
         // Walk entries 1.. by their LCP with the previous name, which is < key.
         let mut at = match bucket.iter().position(|&c| c == NAME_END) {
             Some(p) => p + 1,
@@ -611,6 +623,14 @@ impl<'a> KallsymsV2<'a> {
         let r = lo * BUCKET;
         let eq = r < m && head_cmp(lo).0 == Ordering::Equal;
         (r, eq, if eq { after_head(lo) } else { None })
+    }
+
+    /// The first byte of bucket `b` (0 past the end): a load whose only
+    /// use is to bring the bucket's head into the cache.
+    #[inline]
+    fn head_byte(&self, b: usize) -> u8 {
+        let at = u32_at(self.name_index, 4 * b) as usize;
+        self.names.get(at).copied().unwrap_or(0)
     }
 
     /// Where entry 1 of bucket `b` starts: after the head's codes and their
@@ -669,19 +689,7 @@ impl<'a> KallsymsV2<'a> {
     /// without parsing the bucket's entries (FORMAT.md §11.2).
     #[inline]
     fn cmp_head(&self, b: usize, key: &[u8]) -> (Ordering, usize) {
-        let bucket = self.bucket(b);
-        match bucket.iter().position(|&c| c == NAME_END) {
-            Some(len) => cmp_codes(&self.tokens, &bucket[..len], key),
-            // Damaged: an empty name, as CodedName decodes it.
-            None => (
-                if key.is_empty() {
-                    Ordering::Equal
-                } else {
-                    Ordering::Less
-                },
-                0,
-            ),
-        }
+        cmp_until_end(&self.tokens, self.bucket(b), key)
     }
 
     /// `addr_to_name` at stored row `j`: the row's rank in name order.
