@@ -275,6 +275,15 @@ pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
     if width == 0 {
         return 0;
     }
+    // Up to 56 bits lie in the 8 bytes from the one holding bit `pos`
+    // (words are little-endian): one load, no straddle test.
+    if width <= 56
+        && let Ok(at) = usize::try_from(pos / 8)
+        && let Some(b) = words.get(at..at.wrapping_add(8))
+        && let Ok(b) = <[u8; 8]>::try_from(b)
+    {
+        return (u64::from_le_bytes(b) >> (pos % 8)) & ((1u64 << width) - 1);
+    }
     let w = (pos / 64) as usize;
     let sh = (pos % 64) as u32;
     let lo = word(words, w) >> sh;
@@ -402,6 +411,35 @@ pub fn read_varint(b: &[u8], at: usize) -> Option<(u32, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both paths of get_bits (one 8-byte load, two words) give the bits
+    /// one by one, at every position and width, up to and past the end.
+    #[test]
+    fn get_bits_reads_bit_by_bit() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let words: Vec<u8> = (0..40)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let bit = |p: u64| {
+            let byte = words.get((p / 8) as usize).copied().unwrap_or(0);
+            u64::from(byte >> (p % 8) & 1)
+        };
+        for width in 0..=64u32 {
+            for pos in 0..(8 * words.len() as u64 + 8) {
+                let want = (0..u64::from(width)).fold(0, |v, i| v | bit(pos + i) << i);
+                assert_eq!(
+                    get_bits(&words, pos, width),
+                    want,
+                    "pos {pos} width {width}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn magic_is_no_v1_count() {

@@ -236,7 +236,8 @@ impl<'a> KallsymsV2<'a> {
     /// The module of stored row `j`, if any.
     fn module_of(&self, j: usize) -> Option<&'a [u8]> {
         let md = &self.modules;
-        if md.nruns == 0 {
+        // Rows before the first run (vmlinux's, in a kallsyms blob) have none.
+        if md.nruns == 0 || j < u32_at(md.runs, 0) as usize {
             return None;
         }
         // The last run starting at or before j.
@@ -365,7 +366,14 @@ impl<'a> KallsymsV2<'a> {
         let q = lo
             + if self.addr_words.len() == nblocks {
                 let w = &self.addr_words[lo..hi];
-                w.partition_point(|h| u64::from_le(h[0]) <= addr)
+                let le = |h: &[u64; 2]| u64::from_le(h[0]) <= addr;
+                // Most windows hold one or two blocks, where a scan beats
+                // halving; past the text bounds one window holds them all.
+                if w.len() <= 4 {
+                    w.iter().take_while(|h| le(h)).count()
+                } else {
+                    w.partition_point(le)
+                }
             } else {
                 partition_point(hi - lo, |i| {
                     u64_at(blocks, (lo + i) * ADDR_BLOCK_HEADER) <= addr
@@ -387,12 +395,23 @@ impl<'a> KallsymsV2<'a> {
         let t = addr.wrapping_sub(base) >> shift;
         let count = ADDR_BLOCK.min(self.stored - first);
         let value = |i: usize| get_bits(self.addr_bits, pos + i as u64 * u64::from(width), width);
-        let k = partition_point(count, |i| value(i) <= t);
-        let at = |i: usize| base.wrapping_add(value(i) << shift);
+        // partition_point's halving steps, keeping the value at `lo` so
+        // that the row before the answer is not read again.
+        let (mut lo, mut size, mut v_lo) = (0usize, count, value(0));
+        while size > 1 {
+            let half = size / 2;
+            let v = value(lo + half);
+            let le = v <= t;
+            lo = if le { lo + half } else { lo };
+            v_lo = if le { v } else { v_lo };
+            size -= half;
+        }
         // The block's first value is 0 (its base), so k >= 1 in a sound blob.
+        let k = lo + usize::from(v_lo <= t);
+        let at = |i: usize| base.wrapping_add(value(i) << shift);
         Located {
             rank: first + k,
-            prev: k.checked_sub(1).map(at),
+            prev: (k > 0).then(|| base.wrapping_add(v_lo << shift)),
             before_prev: k.checked_sub(2).map(at),
             next: (k < count).then(|| at(k)),
         }
