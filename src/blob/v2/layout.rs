@@ -302,9 +302,13 @@ pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
 /// Word `i` of a little-endian u64 array held as bytes; zero past the end.
 #[inline(always)]
 pub fn word(words: &[u8], i: usize) -> u64 {
-    match i.checked_mul(8).and_then(|at| words.get(at..at + 8)) {
-        Some(b) => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
-        None => 0,
+    match i
+        .checked_mul(8)
+        .and_then(|at| words.get(at..at + 8))
+        .map(<[u8; 8]>::try_from)
+    {
+        Some(Ok(b)) => u64::from_le_bytes(b),
+        _ => 0,
     }
 }
 
@@ -315,29 +319,30 @@ pub fn get_bit(words: &[u8], i: usize) -> bool {
 }
 
 /// The little-endian u32 at byte `at`; zero past the end.
-#[inline]
+#[inline(always)]
 pub fn u32_at(b: &[u8], at: usize) -> u32 {
-    match b.get(at..at.saturating_add(4)) {
-        Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
-        None => 0,
+    // Through an array, so that it compiles to one load.
+    match b.get(at..at.saturating_add(4)).map(<[u8; 4]>::try_from) {
+        Some(Ok(a)) => u32::from_le_bytes(a),
+        _ => 0,
     }
 }
 
 /// The little-endian u16 at byte `at`; zero past the end.
-#[inline]
+#[inline(always)]
 pub fn u16_at(b: &[u8], at: usize) -> u16 {
-    match b.get(at..at.saturating_add(2)) {
-        Some(s) => u16::from_le_bytes([s[0], s[1]]),
-        None => 0,
+    match b.get(at..at.saturating_add(2)).map(<[u8; 2]>::try_from) {
+        Some(Ok(a)) => u16::from_le_bytes(a),
+        _ => 0,
     }
 }
 
 /// The little-endian u64 at byte `at`; zero past the end.
-#[inline]
+#[inline(always)]
 pub fn u64_at(b: &[u8], at: usize) -> u64 {
-    match b.get(at..at.saturating_add(8)) {
-        Some(s) => u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]),
-        None => 0,
+    match b.get(at..at.saturating_add(8)).map(<[u8; 8]>::try_from) {
+        Some(Ok(a)) => u64::from_le_bytes(a),
+        _ => 0,
     }
 }
 

@@ -299,11 +299,6 @@ impl<'a> KallsymsV2<'a> {
         get_bit(self.pfx, j)
     }
 
-    /// Folded rows before stored row `j` (rank of the pfx bitvector).
-    fn pfx_rank(&self, j: usize) -> usize {
-        rank1(self.pfx, self.pfx_ranks, j)
-    }
-
     /// Reads the rows a lookup at `rank` reads (name-order rank, pfx and
     /// type bits) so that a batch of lookups overlaps its cache misses.
     #[inline]
@@ -325,11 +320,9 @@ impl<'a> KallsymsV2<'a> {
         // must not truncate the bucket number into range.
         let k = d >> t.shift;
         let (lo, hi) = if k < t.nbuckets as u64 {
-            let k = k as usize;
-            (
-                u32_at(t.entries, 4 * k) as usize,
-                u32_at(t.entries, 4 * k + 4) as usize,
-            )
+            // Entries k and k + 1 in one load.
+            let pair = u64_at(t.entries, 4 * k as usize);
+            ((pair & 0xFFFF_FFFF) as usize, (pair >> 32) as usize)
         } else {
             (u32_at(t.entries, 4 * t.nbuckets) as usize, nblocks)
         };
@@ -388,10 +381,15 @@ impl<'a> KallsymsV2<'a> {
         // In the block, compare packed values with the threshold instead of
         // rebuilding each address: base + (v << shift) <= addr exactly when
         // v <= (addr - base) >> shift.
-        let base = u64_at(blocks, h);
-        let pos = u64::from(u32_at(blocks, h + 8));
-        let width = u32::from(*blocks.get(h + 12).unwrap_or(&0));
-        let shift = u32::from(*blocks.get(h + 13).unwrap_or(&0)) & 63;
+        // The header {base, bitpos u32, width u8, shift u8} as two words
+        // when the section is aligned for it (it is, in a mapped blob).
+        let (base, w1) = match self.addr_words.get(b) {
+            Some(&[base, w1]) => (u64::from_le(base), u64::from_le(w1)),
+            None => (u64_at(blocks, h), u64_at(blocks, h + 8)),
+        };
+        let pos = w1 & 0xFFFF_FFFF;
+        let width = (w1 >> 32) as u32 & 0xFF;
+        let shift = (w1 >> 40) as u32 & 63;
         let t = addr.wrapping_sub(base) >> shift;
         let count = ADDR_BLOCK.min(self.stored - first);
         let value = |i: usize| get_bits(self.addr_bits, pos + i as u64 * u64::from(width), width);
@@ -447,7 +445,13 @@ impl<'a> KallsymsV2<'a> {
     /// [`make_symbol`](Self::make_symbol) with row `j`'s address already read.
     #[inline]
     fn make_symbol_at(&self, j: usize, folded: bool, addr: u64) -> Symbol<'a> {
-        let index = j + self.pfx_rank(j) + usize::from(!folded && self.folded(j));
+        // pfx_rank(j) and folded(j) from one read of the word: a rank block
+        // is one word.
+        const { assert!(RANK_BLOCK_BITS == 64) };
+        let w = word(self.pfx, j / 64);
+        let below = (w & ((1u64 << (j % 64)) - 1)).count_ones() as usize;
+        let pfx_rank = u32_at(self.pfx_ranks, 4 * (j / 64)) as usize + below;
+        let index = j + pfx_rank + usize::from(!folded && (w >> (j % 64)) & 1 == 1);
         Symbol {
             index,
             address: if folded {
