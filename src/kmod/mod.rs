@@ -327,7 +327,9 @@ mod tests {
 
     /// A DIE whose `DW_AT_low_pc` plus `DW_AT_high_pc` size passes 2^64
     /// (found by the kmod_elf fuzz target): gimli 0.32 adds the two
-    /// unchecked, which panics in this debug build unless we skip the DIE.
+    /// unchecked, which panics with overflow checks on unless we skip the
+    /// DIE. A release build wraps instead, so CI also runs the unit tests
+    /// in a debug build (`cargo test --lib` in .ci/run).
     #[test]
     fn high_pc_past_2_64_is_not_a_panic() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
