@@ -232,15 +232,10 @@ impl<'a> CodedName<'a> {
     }
 }
 
-/// Compares the expanded `codes` (a suffix) with `key`; returns the order and
-/// the bytes they share.
-pub(crate) fn cmp_codes(tokens: &Tokens<'_>, codes: &[u8], key: &[u8]) -> (Ordering, usize) {
-    cmp_until_end(tokens, codes, key)
-}
-
-/// [`cmp_codes`] over the codes of `bytes` before its first [`NAME_END`]
-/// (or all of it, in a damaged bucket): one pass, so that a bucket head
-/// that differs from the key early is not scanned to its end.
+/// Compares the expansion of the codes of `bytes` before its first
+/// [`NAME_END`] (all of it when there is none) with `key`; returns the order
+/// and the bytes they share. One pass, so that a bucket head that differs
+/// from the key early is not scanned to its end.
 pub(crate) fn cmp_until_end(tokens: &Tokens<'_>, bytes: &[u8], key: &[u8]) -> (Ordering, usize) {
     let mut at = 0usize;
     for &c in bytes {

@@ -8,7 +8,7 @@
 use core::cmp::Ordering;
 
 use crate::blob::v2::layout::*;
-use crate::blob::v2::names::{bucket_of, cmp_codes, cmp_until_end};
+use crate::blob::v2::names::{bucket_of, cmp_until_end};
 // The reader hands these out; they were defined here before `names` existed.
 pub use crate::blob::v2::names::{CodedName, Tokens};
 use crate::blob::v2::source_lines::read::LineTable;
@@ -631,7 +631,7 @@ impl<'a> KallsymsV2<'a> {
                 Ordering::Greater => continue,
                 Ordering::Less => return (b * BUCKET + k, false, None),
                 Ordering::Equal => {
-                    let (o, c) = cmp_codes(&self.tokens, codes, key.get(lcp..).unwrap_or(&[]));
+                    let (o, c) = cmp_until_end(&self.tokens, codes, key.get(lcp..).unwrap_or(&[]));
                     match o {
                         Ordering::Less => matched = lcp + c,
                         o => {
