@@ -12,7 +12,9 @@ use super::layout::*;
 /// The token table: code `c` expands to `bytes[off[c]..off[c + 1]]` (FORMAT.md §11.3).
 #[derive(Clone, Copy, Debug)]
 pub struct Tokens<'a> {
-    offsets: &'a [u8],
+    // An array, so that code c's two offsets (bytes 2c..2c + 4) are read
+    // with no bounds test.
+    offsets: &'a [u8; TOKENS_FIXED],
     bytes: &'a [u8],
 }
 
@@ -33,17 +35,20 @@ impl<'a> Tokens<'a> {
                 return Err((2 * c, "offsets not ascending"));
             }
         }
+        let (offsets, bytes) = tok.split_at(TOKENS_FIXED);
         Ok(Tokens {
-            offsets: &tok[..TOKENS_FIXED],
-            bytes: &tok[TOKENS_FIXED..],
+            offsets: offsets.try_into().map_err(|_| (0, "table too short"))?,
+            bytes,
         })
     }
 
     /// The expansion of code `c`; empty for a damaged table.
     #[inline]
     pub fn expand(&self, c: u8) -> &'a [u8] {
-        let s = u16_at(self.offsets, 2 * c as usize) as usize;
-        let e = u16_at(self.offsets, 2 * c as usize + 2) as usize;
+        let i = 2 * c as usize;
+        let o = self.offsets;
+        let s = u16::from_le_bytes([o[i], o[i + 1]]) as usize;
+        let e = u16::from_le_bytes([o[i + 2], o[i + 3]]) as usize;
         self.bytes.get(s..e).unwrap_or(&[])
     }
 }
@@ -237,28 +242,26 @@ impl<'a> CodedName<'a> {
 /// and the bytes they share. One pass, so that a bucket head that differs
 /// from the key early is not scanned to its end.
 pub(crate) fn cmp_until_end(tokens: &Tokens<'_>, bytes: &[u8], key: &[u8]) -> (Ordering, usize) {
-    let mut at = 0usize;
+    // The key's bytes not yet matched; what precedes them is shared.
+    let mut k = key;
     for &c in bytes {
         if c == NAME_END {
             break;
         }
         let run = tokens.expand(c);
-        let k = key.get(at..).unwrap_or(&[]);
         let n = run.len().min(k.len());
         if let Some(p) = run[..n].iter().zip(&k[..n]).position(|(a, b)| a != b) {
-            return (run[p].cmp(&k[p]), at + p);
+            return (run[p].cmp(&k[p]), key.len() - k.len() + p);
         }
         if run.len() > k.len() {
-            return (Ordering::Greater, at + n);
+            return (Ordering::Greater, key.len());
         }
-        at += n;
+        k = &k[n..];
     }
-    (
-        if at < key.len() {
-            Ordering::Less
-        } else {
-            Ordering::Equal
-        },
-        at,
-    )
+    let ord = if k.is_empty() {
+        Ordering::Equal
+    } else {
+        Ordering::Less
+    };
+    (ord, key.len() - k.len())
 }
