@@ -181,6 +181,10 @@ impl<'a> PackedBlock<'a> {
     }
 }
 
+/// Head searches narrower than this many buckets load their next two
+/// levels' heads ahead (`seek`); wider ones, the first levels, do not.
+const WARM_SPAN: usize = 512;
+
 fn err(offset: usize, kind: BlobErrorKind) -> BlobError {
     BlobError { offset, kind }
 }
@@ -639,9 +643,13 @@ impl<'a> KallsymsV2<'a> {
         while lo < hi {
             let mid = (lo + hi) / 2;
             let (l, r) = ((lo + mid) / 2, (mid + 1 + hi) / 2);
-            warm ^= self.head_byte(l) ^ self.head_byte(r);
-            warm ^= self.head_byte((lo + l) / 2) ^ self.head_byte((l + 1 + mid) / 2);
-            warm ^= self.head_byte((mid + 1 + r) / 2) ^ self.head_byte((r + 1 + hi) / 2);
+            // The first levels' heads are the same for every key, so they
+            // stay cached: only the deeper levels are worth the loads.
+            if hi - lo <= WARM_SPAN {
+                warm ^= self.head_byte(l) ^ self.head_byte(r);
+                warm ^= self.head_byte((lo + l) / 2) ^ self.head_byte((l + 1 + mid) / 2);
+                warm ^= self.head_byte((mid + 1 + r) / 2) ^ self.head_byte((r + 1 + hi) / 2);
+            }
             let (o, c) = head_cmp(mid);
             if o == Ordering::Less {
                 lo = mid + 1;
