@@ -299,6 +299,49 @@ pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
     }
 }
 
+/// An address block's packed values (FORMAT.md §10.2) when their width is
+/// 1 to 56 bits and the 8 bytes from the one holding each value's first bit
+/// lie inside `addr_bits`: each value is then one 8-byte load, with none of
+/// `get_bits`' width tests.
+pub(crate) struct PackedBlock<'a> {
+    bytes: &'a [u8],
+    bit0: usize,
+    width: usize,
+    mask: u64,
+}
+
+impl<'a> PackedBlock<'a> {
+    /// The block of `count` (1 to 64) values from bit `pos`, or `None` when
+    /// it is not in the shape above.
+    #[inline(always)]
+    pub(crate) fn new(bits: &'a [u8], pos: u64, width: u32, count: usize) -> Option<Self> {
+        if width == 0 || width > 56 || count == 0 {
+            return None;
+        }
+        let at = usize::try_from(pos / 8).ok()?;
+        let (bit0, width) = ((pos % 8) as usize, width as usize);
+        let last = (bit0 + (count - 1) * width) / 8;
+        Some(PackedBlock {
+            bytes: bits.get(at..at.checked_add(last + 8)?)?,
+            bit0,
+            width,
+            mask: (1u64 << width) - 1,
+        })
+    }
+
+    /// Value `i` (below the block's count; 0 past it).
+    #[inline(always)]
+    pub(crate) fn value(&self, i: usize) -> u64 {
+        let b = self.bit0 + i * self.width;
+        let x = self
+            .bytes
+            .get(b / 8..b / 8 + 8)
+            .and_then(|x| <[u8; 8]>::try_from(x).ok())
+            .map_or(0, u64::from_le_bytes);
+        (x >> (b % 8)) & self.mask
+    }
+}
+
 /// Word `i` of a little-endian u64 array held as bytes; zero past the end.
 #[inline(always)]
 pub fn word(words: &[u8], i: usize) -> u64 {
@@ -487,5 +530,33 @@ mod tests {
         assert_eq!(read_varint(&[0x85, 0x01], 0), Some((133, 2)));
         assert_eq!(read_varint(&[0x85], 0), None);
         assert_eq!(read_varint(&[0x80, 0x80, 0x80, 0x01], 0), None);
+    }
+
+    #[test]
+    fn packed_block_reads_what_get_bits_reads() {
+        // Bytes that give every value a different pattern.
+        let bits: [u8; 600] = core::array::from_fn(|i| (i as u8).wrapping_mul(151) ^ 0x5A);
+        for width in 1..=56u32 {
+            for pos in [0u64, 1, 7, 8, 13, 63, 64, 100] {
+                for count in [1usize, 2, 31, 64] {
+                    let need = (pos % 8) as usize + (count - 1) * width as usize;
+                    let fits = (pos / 8) as usize + need / 8 + 8 <= bits.len();
+                    let Some(block) = PackedBlock::new(&bits, pos, width, count) else {
+                        assert!(!fits, "width {width} pos {pos} count {count}");
+                        continue;
+                    };
+                    for i in 0..count {
+                        let want = get_bits(&bits, pos + (i as u64) * u64::from(width), width);
+                        assert_eq!(block.value(i), want, "width {width} pos {pos} i {i}");
+                    }
+                }
+            }
+        }
+        // Outside the fast shape: no block.
+        assert!(PackedBlock::new(&bits, 0, 0, 64).is_none());
+        assert!(PackedBlock::new(&bits, 0, 57, 64).is_none());
+        assert!(PackedBlock::new(&bits, 0, 8, 0).is_none());
+        assert!(PackedBlock::new(&bits[..70], 0, 8, 64).is_none());
+        assert!(PackedBlock::new(&bits[..71], 0, 8, 64).is_some());
     }
 }

@@ -35,11 +35,10 @@ impl<'a> Tokens<'a> {
                 return Err((2 * c, "offsets not ascending"));
             }
         }
-        let (offsets, bytes) = tok.split_at(TOKENS_FIXED);
-        Ok(Tokens {
-            offsets: offsets.try_into().map_err(|_| (0, "table too short"))?,
-            bytes,
-        })
+        let Some((offsets, bytes)) = tok.split_first_chunk() else {
+            return Err((0, "offsets do not start at 0 and end at the table's end"));
+        };
+        Ok(Tokens { offsets, bytes })
     }
 
     /// The expansion of code `c`; empty for a damaged table.

@@ -138,49 +138,6 @@ impl core::fmt::Debug for KallsymsV2<'_> {
     }
 }
 
-/// An address block's packed values (FORMAT.md §10.2) when their width is
-/// 1 to 56 bits and the 8 bytes from the one holding each value's first bit
-/// lie inside `addr_bits`: each value is then one 8-byte load, with none of
-/// `get_bits`' width tests.
-struct PackedBlock<'a> {
-    bytes: &'a [u8],
-    bit0: usize,
-    width: usize,
-    mask: u64,
-}
-
-impl<'a> PackedBlock<'a> {
-    /// The block of `count` (1 to 64) values from bit `pos`, or `None` when
-    /// it is not in the shape above.
-    #[inline(always)]
-    fn new(bits: &'a [u8], pos: u64, width: u32, count: usize) -> Option<Self> {
-        if width == 0 || width > 56 || count == 0 {
-            return None;
-        }
-        let at = usize::try_from(pos / 8).ok()?;
-        let (bit0, width) = ((pos % 8) as usize, width as usize);
-        let last = (bit0 + (count - 1) * width) / 8;
-        Some(PackedBlock {
-            bytes: bits.get(at..at.checked_add(last + 8)?)?,
-            bit0,
-            width,
-            mask: (1u64 << width) - 1,
-        })
-    }
-
-    /// Value `i` (below the block's count; 0 past it).
-    #[inline(always)]
-    fn value(&self, i: usize) -> u64 {
-        let b = self.bit0 + i * self.width;
-        let x = self
-            .bytes
-            .get(b / 8..b / 8 + 8)
-            .and_then(|x| <[u8; 8]>::try_from(x).ok())
-            .map_or(0, u64::from_le_bytes);
-        (x >> (b % 8)) & self.mask
-    }
-}
-
 /// Head searches narrower than this many buckets load their next two
 /// levels' heads ahead (`seek`); wider ones, the first levels, do not.
 const WARM_SPAN: usize = 512;
@@ -439,15 +396,6 @@ impl<'a> KallsymsV2<'a> {
         let shift = (w1 >> 40) as u32 & 63;
         let t = addr.wrapping_sub(base) >> shift;
         let count = ADDR_BLOCK.min(self.stored - first);
-        let located = |k: usize, v_lo: u64, value: &dyn Fn(usize) -> u64| {
-            let at = |i: usize| base.wrapping_add(value(i) << shift);
-            Located {
-                rank: first + k,
-                prev: (k > 0).then(|| base.wrapping_add(v_lo << shift)),
-                before_prev: k.checked_sub(2).map(at),
-                next: (k < count).then(|| at(k)),
-            }
-        };
         // partition_point's halving steps, keeping the value at `lo` so
         // that the row before the answer is not read again. The trip count
         // is not a constant, so LLVM keeps the loop and turns its selects
@@ -465,7 +413,14 @@ impl<'a> KallsymsV2<'a> {
             }
             // The block's first value is 0 (its base), so k >= 1 in a
             // sound blob.
-            located(lo + usize::from(v_lo <= t), v_lo, value)
+            let k = lo + usize::from(v_lo <= t);
+            let at = |i: usize| base.wrapping_add(value(i) << shift);
+            Located {
+                rank: first + k,
+                prev: (k > 0).then(|| base.wrapping_add(v_lo << shift)),
+                before_prev: k.checked_sub(2).map(at),
+                next: (k < count).then(|| at(k)),
+            }
         };
         match PackedBlock::new(self.addr_bits, pos, width, count) {
             Some(block) => search(&|i| block.value(i)),
@@ -902,38 +857,5 @@ impl<'a> Iterator for NameHits<'_, 'a> {
             }
             (None, None) => None,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn packed_block_reads_what_get_bits_reads() {
-        // Bytes that give every value a different pattern.
-        let bits: [u8; 600] = core::array::from_fn(|i| (i as u8).wrapping_mul(151) ^ 0x5A);
-        for width in 1..=56u32 {
-            for pos in [0u64, 1, 7, 8, 13, 63, 64, 100] {
-                for count in [1usize, 2, 31, 64] {
-                    let need = (pos % 8) as usize + (count - 1) * width as usize;
-                    let fits = (pos / 8) as usize + need / 8 + 8 <= bits.len();
-                    let Some(block) = PackedBlock::new(&bits, pos, width, count) else {
-                        assert!(!fits, "width {width} pos {pos} count {count}");
-                        continue;
-                    };
-                    for i in 0..count {
-                        let want = get_bits(&bits, pos + (i as u64) * u64::from(width), width);
-                        assert_eq!(block.value(i), want, "width {width} pos {pos} i {i}");
-                    }
-                }
-            }
-        }
-        // Outside the fast shape: no block.
-        assert!(PackedBlock::new(&bits, 0, 0, 64).is_none());
-        assert!(PackedBlock::new(&bits, 0, 57, 64).is_none());
-        assert!(PackedBlock::new(&bits, 0, 8, 0).is_none());
-        assert!(PackedBlock::new(&bits[..70], 0, 8, 64).is_none());
-        assert!(PackedBlock::new(&bits[..71], 0, 8, 64).is_some());
     }
 }
