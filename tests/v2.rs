@@ -433,3 +433,25 @@ fn a_version_2_blob_is_refused_with_a_repack_hint() {
         assert!(out.stdout.is_empty(), "{tool}");
     }
 }
+
+#[test]
+fn a_v2_blob_spanning_2_63_bytes_in_one_block_opens_and_resolves() {
+    // One address block from 0x1000 to kernel text: no shift of 0..=63
+    // gives one bucket, so the rule's shift is 63 with 2 buckets (FORMAT.md
+    // §10.2). The reader used to refuse what the writer wrote.
+    let dir = scratch("v2-span-2-63");
+    let input = b"0000000000001000 T low_one\nffffffff81000000 T _stext\nffffffff81000040 T high_one\nffffffff81000080 T _etext\n";
+    let blob_path = pack_v2(&dir, input, &[]);
+    let blob = AlignedBlob::copy_from(&std::fs::read(&blob_path).unwrap());
+    let k = Kallsyms::from_blob(blob.as_bytes(), None, None).unwrap();
+    k.verify().unwrap();
+    let v1 = dir.join("v1.bin");
+    run_ok("ksym-pack", &["-o", v1.to_str().unwrap()], input);
+    let addrs = b"0000000000001008\nffffffff81000044\n";
+    let out = run_ok("ksym-resolve", &[blob_path.to_str().unwrap()], addrs);
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        "0000000000001008 T low_one+0x8/0xffffffff80fff000\nffffffff81000044 T high_one+0x4/0x40\n"
+    );
+    assert_eq!(out, run_ok("ksym-resolve", &[v1.to_str().unwrap()], addrs));
+}

@@ -45,7 +45,8 @@ pub fn bucket_end(first: u64, etext: Option<u64>, einittext: Option<u64>, last: 
 /// The address-bucket shift and count for `nblocks` blocks from `first`
 /// to `end` (FORMAT.md §10.2): the smallest shift `s` with
 /// `((end - first) >> s) + 1 <= max(nblocks, 1)`, so at most one bucket per
-/// block; no buckets (and shift 0) without blocks.
+/// block, else 63 (one block spanning 2^63 bytes or more: 2 buckets); no
+/// buckets (and shift 0) without blocks.
 pub fn bucket_shape(first: u64, end: u64, nblocks: usize) -> (u32, usize) {
     if nblocks == 0 {
         return (0, 0);

@@ -223,7 +223,8 @@ fn check_shapes<'a>(dir: &Directory<'a>, m: usize) -> Result<Shapes<'a>, BlobErr
 
 /// Splits `addr_blocks` into the block headers and the address-bucket
 /// table after them (FORMAT.md §10.2): the table's length must match its
-/// count, which is at most one bucket per block, and its shift below 64.
+/// count, which is at most one bucket per block (2 for one block spanning
+/// 2^63 bytes or more), and its shift below 64.
 fn split_addr_blocks<'a>(
     dir: &Directory<'a>,
     nblocks: usize,
@@ -241,7 +242,7 @@ fn split_addr_blocks<'a>(
     }
     let shift = u32_at(table, 0);
     let nbuckets = u32_at(table, 4) as usize;
-    if shift > 63 || nbuckets > nblocks {
+    if shift > 63 || nbuckets > nblocks.max(2) {
         return Err(fail("address-bucket shift or count out of range"));
     }
     if table.len() != ADDR_BUCKETS_HEADER + 4 * (nbuckets + 1) {
