@@ -2,16 +2,13 @@
 //! binary search to a few entries, so a stream of lookups (ksym-resolve)
 //! touches one or two cache lines of `addresses` instead of ~17.
 //!
-//! Built once in memory beside the blob (about 1 byte per symbol); for a v2
-//! blob it also keeps the stored addresses decoded (8 bytes per stored row,
-//! 0.5 MB for a kernel's 64k), so that a stream's lookups read plain words
-//! instead of unpacking bits three or four times per address. The blob
-//! format is unchanged.
+//! Built once in memory beside the blob (about 1 byte per symbol); the blob
+//! format is unchanged. (`ksym-resolve` also keeps a v2 blob's stored
+//! addresses decoded, in `resolve::rows`, and builds this index over them.)
 
 use std::ops::Range;
 
 use crate::blob::v1::read::KallsymsMapped;
-use crate::blob::v2::read::Located;
 use crate::blob::{AddressHit, Kallsyms};
 
 /// Bucket `k` covers addresses `[base + (k << shift), base + ((k + 1) << shift))`;
@@ -21,9 +18,6 @@ pub struct AddressIndex {
     base: u64,
     shift: u32,
     starts: Vec<u32>,
-    /// A v2 blob's stored addresses, decoded; empty for v1 (whose
-    /// `addresses` are plain words already) and for [`AddressIndex::over`].
-    decoded: Vec<u64>,
 }
 
 impl AddressIndex {
@@ -37,34 +31,20 @@ impl AddressIndex {
     pub fn for_blob(map: &Kallsyms<'_>) -> Self {
         match map {
             Kallsyms::V1(m) => Self::new(m),
-            Kallsyms::V2(v) => {
-                let decoded: Vec<u64> = (0..v.stored()).map(|j| v.stored_address(j)).collect();
-                let mut idx = Self::over(decoded.len(), |j| decoded[j]);
-                idx.decoded = decoded;
-                idx
-            }
+            Kallsyms::V2(v) => Self::over(v.stored(), |j| v.stored_address(j)),
         }
     }
 
     /// The rank of `addr` in `map` (what [`Kallsyms::rank_in`] returns),
-    /// from the decoded addresses when there are any. `map` must be the
-    /// blob this index was built for.
+    /// searching only `addr`'s window. `map` must be the blob this index
+    /// was built for.
     #[inline]
     pub fn rank(&self, map: &Kallsyms<'_>, addr: u64) -> usize {
-        let w = self.window(addr);
-        if self.decoded.is_empty() {
-            return map.rank_in(addr, w);
-        }
-        let (lo, hi) = (
-            w.start.min(self.decoded.len()),
-            w.end.min(self.decoded.len()),
-        );
-        lo + self.decoded[lo..hi].partition_point(|&a| a <= addr)
+        map.rank_in(addr, self.window(addr))
     }
 
-    /// The answer for `addr` given its [`rank`](Self::rank) (what
-    /// [`Kallsyms::lookup_ranked`] returns), with a v2 blob's neighbouring
-    /// row addresses taken from the decoded ones.
+    /// The answer for `addr` given its [`rank`](Self::rank): what
+    /// [`Kallsyms::lookup_ranked`] returns.
     #[inline]
     pub fn lookup_ranked<'a>(
         &self,
@@ -72,22 +52,7 @@ impl AddressIndex {
         addr: u64,
         rank: usize,
     ) -> Option<AddressHit<'a>> {
-        match map {
-            Kallsyms::V2(v) if !self.decoded.is_empty() => {
-                let d = &self.decoded;
-                let at = |i: Option<usize>| i.and_then(|i| d.get(i).copied());
-                v.lookup_located(
-                    addr,
-                    Located {
-                        rank,
-                        prev: at(rank.checked_sub(1)),
-                        before_prev: at(rank.checked_sub(2)),
-                        next: at(Some(rank)),
-                    },
-                )
-            }
-            _ => map.lookup_ranked(addr, rank),
-        }
+        map.lookup_ranked(addr, rank)
     }
 
     /// Builds the index over `n` ascending addresses given by `address`
@@ -100,7 +65,6 @@ impl AddressIndex {
                 base: 0,
                 shift: 63,
                 starts: vec![0, 0],
-                decoded: Vec::new(),
             };
         }
         let base = map_address(0);
@@ -127,7 +91,6 @@ impl AddressIndex {
             base,
             shift,
             starts,
-            decoded: Vec::new(),
         }
     }
 

@@ -5,6 +5,40 @@ use super::kinds::{Stacktrace, find, is_blank};
 use super::*;
 use crate::blob::v2::source_lines::read::SourceFrame;
 
+/// What the output forms print of a lookup's answer.
+#[derive(Clone, Copy)]
+pub(super) struct Hit<'a> {
+    pub(super) symbol_type: u8,
+    /// Bytes from the symbol's address.
+    pub(super) offset: u64,
+    /// As [`AddressHit::size`].
+    pub(super) size: Option<u64>,
+    pub(super) module: Option<&'a [u8]>,
+    pub(super) name: HitName<'a>,
+}
+
+/// Where a [`Hit`]'s name comes from.
+#[derive(Clone, Copy)]
+pub(super) enum HitName<'a> {
+    /// A stored row of the kernel's v2 blob, named through the resolver's
+    /// [`RowTable`] (decoded once per row).
+    Row { row: usize, folded: bool },
+    /// Any other symbol (a v1 blob's, the module space's).
+    Name(crate::blob::Name<'a>),
+}
+
+impl<'a> From<&AddressHit<'a>> for Hit<'a> {
+    fn from(h: &AddressHit<'a>) -> Self {
+        Hit {
+            symbol_type: h.symbol.symbol_type,
+            offset: h.offset,
+            size: h.size,
+            module: h.symbol.module,
+            name: HitName::Name(h.symbol.name),
+        }
+    }
+}
+
 /// Appends `frame`'s path, `dir/file` (nothing without a file).
 pub(super) fn push_path(out: &mut Vec<u8>, lines: &LineTable<'_>, frame: &SourceFrame) {
     if let Some((dir, base)) = lines.file(frame.file) {
@@ -40,23 +74,17 @@ fn push_u32(out: &mut Vec<u8>, v: u32) {
 impl<'a> Resolver<'_, 'a> {
     /// Appends `name+0xOFF[/0xSIZE][ [mod]]`, or `[unknown]`.
     #[inline]
-    fn push_sym(
-        &mut self,
-        out: &mut Vec<u8>,
-        hit: Option<&AddressHit<'_>>,
-        size: bool,
-        module: bool,
-    ) {
+    fn push_sym(&mut self, out: &mut Vec<u8>, hit: Option<&Hit<'_>>, size: bool, module: bool) {
         match hit {
             Some(h) => {
-                self.names.push(out, &h.symbol.name);
+                self.push_name(out, h.name);
                 out.push(b'+');
                 hex::push_u64_0x(out, h.offset);
                 if let (true, Some(s)) = (size, h.size) {
                     out.push(b'/');
                     hex::push_u64_0x(out, s);
                 }
-                if let Some(m) = h.symbol.module.filter(|_| module) {
+                if let Some(m) = h.module.filter(|_| module) {
                     out.extend_from_slice(b" [");
                     out.extend_from_slice(m);
                     out.push(b']');
@@ -73,7 +101,7 @@ impl<'a> Resolver<'_, 'a> {
         line: &[u8],
         plan: Plan,
         module: bool,
-        hit: Option<&AddressHit<'_>>,
+        hit: Option<&Hit<'_>>,
         row: Option<&SourceRow>,
         out: &mut Vec<u8>,
     ) {
@@ -98,7 +126,7 @@ impl<'a> Resolver<'_, 'a> {
                 hex::push_u64_padded(out, addr);
                 match hit {
                     Some(h) => {
-                        out.extend_from_slice(&[b' ', h.symbol.symbol_type, b' ']);
+                        out.extend_from_slice(&[b' ', h.symbol_type, b' ']);
                         self.push_sym(out, Some(h), self.opts.size, true);
                     }
                     None => out.extend_from_slice(b" ? [unknown]"),
@@ -250,7 +278,7 @@ impl<'a> Resolver<'_, 'a> {
         &mut self,
         out: &mut Vec<u8>,
         prefix: &[u8],
-        hit: Option<&AddressHit<'_>>,
+        hit: Option<&Hit<'_>>,
         row: Option<&SourceRow>,
         symoff: bool,
         nl: &[u8],
@@ -275,7 +303,7 @@ impl<'a> Resolver<'_, 'a> {
     fn emit_json(
         &mut self,
         addr: Option<u64>,
-        hit: Option<&AddressHit<'_>>,
+        hit: Option<&Hit<'_>>,
         row: Option<&SourceRow>,
         out: &mut Vec<u8>,
     ) {
@@ -293,11 +321,13 @@ impl<'a> Resolver<'_, 'a> {
             ),
             Some(h) => {
                 out.extend_from_slice(b",\"type\":\"");
-                out.push(if h.symbol.symbol_type.is_ascii_alphanumeric() { h.symbol.symbol_type } else { b'?' });
+                out.push(if h.symbol_type.is_ascii_alphanumeric() { h.symbol_type } else { b'?' });
                 out.extend_from_slice(b"\",\"name\":");
-                self.scratch.clear();
-                self.names.push(&mut self.scratch, &h.symbol.name);
-                let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&self.scratch));
+                let mut name = std::mem::take(&mut self.scratch);
+                name.clear();
+                self.push_name(&mut name, h.name);
+                let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
+                self.scratch = name;
                 out.extend_from_slice(b",\"offset\":");
                 let _ = write!(out, "{}", h.offset);
                 out.extend_from_slice(b",\"size\":");
@@ -308,7 +338,7 @@ impl<'a> Resolver<'_, 'a> {
                     None => out.extend_from_slice(b"null"),
                 }
                 out.extend_from_slice(b",\"module\":");
-                match h.symbol.module {
+                match h.module {
                     Some(m) => {
                         let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(m));
                     }

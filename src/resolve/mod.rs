@@ -41,14 +41,20 @@ use crate::addrindex::AddressIndex;
 use crate::blob::AddressHit;
 use crate::blob::Kallsyms;
 use crate::blob::v2::module_space::read::ModuleSpace;
+use crate::blob::v2::read::{Located, RowHit};
 use crate::blob::v2::source_lines::read::{LineTable, SourceRow};
 use crate::text::hex;
 use crate::text::lines::{Line, for_each_line};
 
+mod cache;
 mod emit;
 pub mod job;
 mod kinds;
 mod modules;
+mod rows;
+
+use cache::{DecodedCache, NameCache, RowCache};
+use rows::RowTable;
 
 use kinds::{Plan, trim_end_nl};
 pub use modules::LoadedModules;
@@ -172,6 +178,12 @@ pub struct Resolver<'m, 'a> {
     stats: ResolveStats,
     /// A name expanded for JSON escaping (reused: no allocation per line).
     scratch: Vec<u8>,
+    /// A v2 blob's stored rows, decoded, with their names' cache entries
+    /// (`None` for v1, or stored addresses spanning 4 GiB or more).
+    rows: Option<RowTable>,
+    /// Names by name-order rank, for lookups that do not go through `rows`
+    /// (the module space's, a v2 blob without `rows`; a v1 blob's names
+    /// are not coded and pass straight through).
     names: NameCache,
     /// The blob's source lines and inline frames, when it has them.
     lines: Option<LineTable<'a>>,
@@ -211,129 +223,6 @@ struct SpaceCaches<'a> {
     functions: DecodedCache,
 }
 
-/// A direct-mapped cache of line-table rows by (unslid) address.
-#[derive(Debug)]
-struct RowCache {
-    /// `(address + 1, row)`; address 0 + 1 never collides with an empty slot.
-    slots: Vec<(u64, Option<SourceRow>)>,
-}
-
-impl Default for RowCache {
-    fn default() -> Self {
-        RowCache {
-            slots: vec![(0, None); Self::SLOTS],
-        }
-    }
-}
-
-impl RowCache {
-    const SLOTS: usize = 4096;
-
-    #[inline]
-    fn slot(addr: u64) -> usize {
-        (addr ^ addr >> 12) as usize % Self::SLOTS
-    }
-
-    #[inline]
-    fn get(&self, addr: u64) -> Option<Option<SourceRow>> {
-        let (k, r) = self.slots[Self::slot(addr)];
-        (k == addr.wrapping_add(1)).then_some(r)
-    }
-
-    #[inline]
-    fn put(&mut self, addr: u64, row: Option<SourceRow>) {
-        self.slots[Self::slot(addr)] = (addr.wrapping_add(1), row);
-    }
-}
-
-/// Strings of the `lines` section decoded once, by id: decoding pair codes
-/// costs more than copying, and a trace repeats the same few thousand.
-#[derive(Debug, Default)]
-struct DecodedCache {
-    /// Per id: `start << 24 | len + 1` in `arena`, or 0 when not decoded yet.
-    at: Vec<u64>,
-    arena: Vec<u8>,
-}
-
-impl DecodedCache {
-    /// The bytes of `id`, decoded by `fill` on first use.
-    #[inline]
-    fn get(&mut self, id: u32, fill: impl FnOnce(&mut Vec<u8>)) -> &[u8] {
-        let id = id as usize;
-        if id >= self.at.len() {
-            self.at.resize(id + 1, 0);
-        }
-        let mut e = self.at[id];
-        if e == 0 {
-            let start = self.arena.len();
-            fill(&mut self.arena);
-            let len = (self.arena.len() - start).min((1 << 24) - 2);
-            self.arena.truncate(start + len);
-            e = (start as u64) << 24 | (len as u64 + 1);
-            self.at[id] = e;
-        }
-        let (start, len) = ((e >> 24) as usize, (e & 0xFF_FFFF) as usize - 1);
-        &self.arena[start..start + len]
-    }
-}
-
-/// v2 names decoded once, by name-order rank: a v2 name is front-coded and
-/// pair-coded, so decoding it costs more than copying it. Grows to at most
-/// the raw names' size (1.4 MB for a 122k-symbol kernel).
-#[derive(Debug, Default)]
-struct NameCache {
-    /// Per rank: `start << 16 | len` in `arena`, or 0 when not decoded yet.
-    at: Vec<u64>,
-    arena: Vec<u8>,
-}
-
-impl NameCache {
-    /// An empty cache with a slot per stored row of a v2 blob (none for
-    /// v1), so lookups never grow it slot by slot.
-    fn for_blob(map: &Kallsyms<'_>) -> Self {
-        match map {
-            Kallsyms::V2(v) => NameCache {
-                at: vec![0; v.stored()],
-                arena: Vec::new(),
-            },
-            Kallsyms::V1(_) => NameCache::default(),
-        }
-    }
-
-    /// Reads the cache entry and first byte `push` will read for `name`.
-    #[inline]
-    fn touch(&self, name: &crate::blob::Name<'_>) -> u8 {
-        let Some(e) = name.coded().and_then(|c| self.at.get(c.key().0)) else {
-            return 0;
-        };
-        self.arena.get((*e >> 16) as usize).copied().unwrap_or(0)
-    }
-
-    /// Appends `name` to `out`, from the cache when it holds it.
-    #[inline]
-    fn push(&mut self, out: &mut Vec<u8>, name: &crate::blob::Name<'_>) {
-        let Some(c) = name.coded() else {
-            return name.extend_into(out);
-        };
-        let (rank, pfx) = c.key();
-        if pfx {
-            out.extend_from_slice(crate::blob::v2::layout::PFX);
-        }
-        if rank >= self.at.len() {
-            self.at.resize(rank + 1, 0);
-        }
-        let mut e = self.at[rank];
-        if e == 0 {
-            let start = self.arena.len();
-            c.for_each_stored_run(|r| self.arena.extend_from_slice(r));
-            e = (start as u64) << 16 | (self.arena.len() - start) as u64;
-            self.at[rank] = e;
-        }
-        let (start, len) = ((e >> 16) as usize, (e & 0xFFFF) as usize);
-        out.extend_from_slice(&self.arena[start..start + len]);
-    }
-}
-
 /// Lines waiting for their lookups.
 #[derive(Debug, Default)]
 struct Batch {
@@ -358,15 +247,28 @@ impl<'m, 'a> Resolver<'m, 'a> {
         let first_address = map.symbols().next().map(|s| s.address);
         let lines = map.lines().copied();
         let modules = map.module_space();
+        let rows = match map {
+            Kallsyms::V2(v) => RowTable::new(v),
+            Kallsyms::V1(_) => None,
+        };
+        let index = match &rows {
+            Some(t) => AddressIndex::over(t.len(), |j| t.address(j)),
+            None => AddressIndex::for_blob(map),
+        };
         let mut r = Resolver {
             map,
             opts,
-            index: AddressIndex::for_blob(map),
+            index,
             first_address,
             lineno: 0,
             stats: ResolveStats::default(),
             scratch: Vec::with_capacity(256),
-            names: NameCache::for_blob(map),
+            // Only a v2 blob without `rows` looks its names up by rank.
+            names: match (map, &rows) {
+                (Kallsyms::V2(v), None) => NameCache::with_slots(v.stored()),
+                _ => NameCache::default(),
+            },
+            rows,
             lines,
             line_index: lines.map(|l| AddressIndex::over(l.blocks(), |b| l.block_address(b))),
             oops_prefix: Vec::new(),
@@ -377,10 +279,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             modules,
             other: SpaceCaches {
                 lines: modules.and_then(|m| m.lines().copied()),
-                names: NameCache {
-                    at: vec![0; modules.map_or(0, |m| m.symbols().stored())],
-                    arena: Vec::new(),
-                },
+                names: NameCache::with_slots(modules.map_or(0, |m| m.symbols().stored())),
                 ..SpaceCaches::default()
             },
             loaded: None,
@@ -455,6 +354,22 @@ impl<'m, 'a> Resolver<'m, 'a> {
             }
         }
         notes
+    }
+
+    /// Appends the name of the hit being printed: from the row table when
+    /// the hit came from it, else through the name cache.
+    #[inline]
+    fn push_name(&mut self, out: &mut Vec<u8>, name: emit::HitName<'_>) {
+        match (name, &mut self.rows, self.map) {
+            (emit::HitName::Row { row, folded }, Some(t), Kallsyms::V2(v)) => {
+                t.push_name(row, folded, out, v)
+            }
+            (emit::HitName::Row { row, folded }, _, Kallsyms::V2(v)) => {
+                self.names.push(out, &v.row_name(row, folded))
+            }
+            (emit::HitName::Name(n), ..) => self.names.push(out, &n),
+            (emit::HitName::Row { .. }, _, Kallsyms::V1(_)) => {}
+        }
     }
 
     /// Exchanges the kernel's and the modules' line tables and caches.
@@ -539,28 +454,53 @@ impl<'m, 'a> Resolver<'m, 'a> {
         for (i, (r, (_, plan))) in ranks.iter_mut().zip(&batch.plans).enumerate() {
             if let Some(addr) = plan.addr().filter(|_| kernel(i)) {
                 let a = addr.wrapping_sub(self.opts.slide);
-                *r = self.index.rank(self.map, a);
+                let w = self.index.window(a);
+                *r = match &self.rows {
+                    Some(t) => t.rank(w, a),
+                    None => self.map.rank_in(a, w),
+                };
             }
         }
         let mut touch = 0u8;
-        for &r in &ranks[..n] {
-            touch ^= self.map.touch(r);
+        // A v2 blob's pfx and type bits are a few KB and stay cached.
+        if self.rows.is_none() {
+            for &r in &ranks[..n] {
+                touch ^= self.map.touch(r);
+            }
         }
+        // v1 blobs and module references: full answers; v2: where each
+        // lands, the rest read when printed (most of it cached per row).
         let mut hits: [Option<AddressHit<'a>>; BATCH] = [None; BATCH];
+        let mut row_hits: [Option<RowHit>; BATCH] = [None; BATCH];
         for (i, (_, plan)) in batch.plans.iter().enumerate() {
-            hits[i] = plan.addr().filter(|_| kernel(i)).and_then(|addr| {
-                let hit = self.index.lookup_ranked(
-                    self.map,
-                    addr.wrapping_sub(self.opts.slide),
-                    ranks[i],
-                );
-                self.count(addr, hit.is_some());
-                hit
-            });
+            let Some(addr) = plan.addr().filter(|_| kernel(i)) else {
+                continue;
+            };
+            let a = addr.wrapping_sub(self.opts.slide);
+            let found = match self.map {
+                Kallsyms::V2(v) => {
+                    let loc = match &self.rows {
+                        Some(t) => t.located(ranks[i]),
+                        None => Located {
+                            rank: ranks[i],
+                            ..Located::default()
+                        },
+                    };
+                    row_hits[i] = v.locate_row(a, loc);
+                    row_hits[i].is_some()
+                }
+                Kallsyms::V1(_) => {
+                    hits[i] = self.map.lookup_ranked(a, ranks[i]);
+                    hits[i].is_some()
+                }
+            };
+            self.count(addr, found);
         }
         // v2: the decoded names these hits print, before printing.
-        for h in hits[..n].iter().flatten() {
-            touch ^= self.names.touch(&h.symbol.name);
+        if let Some(t) = &self.rows {
+            for h in row_hits[..n].iter().flatten() {
+                touch ^= t.touch_name(h.row);
+            }
         }
         std::hint::black_box(touch);
         let mut rows: [Option<SourceRow>; BATCH] = [None; BATCH];
@@ -617,6 +557,19 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
         for (i, (range, plan)) in batch.plans.iter().enumerate() {
             let module = batch.module_addrs[i].is_some();
+            let hit = match (row_hits[i], self.map) {
+                (Some(h), Kallsyms::V2(v)) => Some(emit::Hit {
+                    symbol_type: v.row_symbol_type(h.row),
+                    offset: h.offset,
+                    size: h.size,
+                    module: v.row_module(h.row),
+                    name: emit::HitName::Row {
+                        row: h.row,
+                        folded: h.folded,
+                    },
+                }),
+                _ => hits[i].as_ref().map(emit::Hit::from),
+            };
             if module {
                 self.swap_spaces();
             }
@@ -624,7 +577,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 &batch.text[range.clone()],
                 *plan,
                 module,
-                hits[i].as_ref(),
+                hit.as_ref(),
                 rows[i].as_ref(),
                 out,
             );

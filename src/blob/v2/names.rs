@@ -90,6 +90,35 @@ pub(crate) fn parse_entries(bucket: &[u8], k: usize) -> Entries {
     e
 }
 
+/// Decodes every name of a bucket in rank order (FORMAT.md §11.2) into
+/// `scratch` (cleared first), passing each to `f` with its entry number in
+/// the bucket: each name costs its own bytes, where decoding them one by
+/// one reparses the bucket up to each. Stops at a damaged entry; an `lcp`
+/// longer than the name before it (only in a damaged bucket) keeps all of
+/// that name.
+#[cfg(feature = "std")]
+pub(crate) fn decode_bucket(
+    bucket: &[u8],
+    tokens: &Tokens<'_>,
+    out: &mut std::vec::Vec<u8>,
+    mut f: impl FnMut(usize, &[u8]),
+) {
+    out.clear();
+    let e = parse_entries(bucket, BUCKET - 1);
+    let mut prev = 0..0;
+    for k in 0..e.n {
+        let start = out.len();
+        let keep = (e.lcp[k] as usize).min(prev.len());
+        out.extend_from_within(prev.start..prev.start + keep);
+        let (from, to) = (e.code[k].0 as usize, e.code[k].1 as usize);
+        for &c in bucket.get(from..to).unwrap_or(&[]) {
+            out.extend_from_slice(tokens.expand(c));
+        }
+        prev = start..out.len();
+        f(k, &out[prev.clone()]);
+    }
+}
+
 /// A name stored front-coded and pair-coded in a v2 blob, decoded as it is
 /// read; `pfx` puts `__pfx_` before it (a folded symbol, FORMAT.md §10.1).
 #[derive(Clone, Copy)]
@@ -263,4 +292,51 @@ pub(crate) fn cmp_until_end(tokens: &Tokens<'_>, bytes: &[u8], key: &[u8]) -> (O
         Ordering::Less
     };
     (ord, key.len() - k.len())
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+
+    /// Every code expands to its own byte.
+    fn identity_table() -> std::vec::Vec<u8> {
+        let mut t: std::vec::Vec<u8> = (0..=256u16).flat_map(u16::to_le_bytes).collect();
+        t.extend(0..=255u8);
+        t
+    }
+
+    #[test]
+    fn a_bucket_decodes_in_one_pass_and_a_damaged_one_does_not_panic() {
+        let table = identity_table();
+        let tokens = Tokens::parse(&table).unwrap();
+        // "do_fork", "do_exit" (lcp 3), "schedule" (lcp 0).
+        let bucket = b"do_fork\0\x03exit\0\x00schedule\0";
+        let mut got = std::vec::Vec::new();
+        let mut scratch = std::vec::Vec::new();
+        decode_bucket(bucket, &tokens, &mut scratch, |k, n| {
+            got.push((k, n.to_vec()))
+        });
+        let want: std::vec::Vec<(usize, std::vec::Vec<u8>)> =
+            [&b"do_fork"[..], b"do_exit", b"schedule"]
+                .iter()
+                .enumerate()
+                .map(|(k, n)| (k, n.to_vec()))
+                .collect();
+        assert_eq!(got, want);
+        // An lcp longer than the name before it keeps that name whole; a
+        // truncated entry ends the bucket.
+        got.clear();
+        decode_bucket(b"ab\0\x7fc\0\x01", &tokens, &mut scratch, |k, n| {
+            got.push((k, n.to_vec()))
+        });
+        assert_eq!(got, [(0, b"ab".to_vec()), (1, b"abc".to_vec())]);
+        for junk in [
+            &b""[..],
+            b"\xff\xff\xff\xff",
+            b"\0\0\0",
+            b"\x80\x80\x80\x80\x01x\0",
+        ] {
+            decode_bucket(junk, &tokens, &mut scratch, |_, _| {});
+        }
+    }
 }

@@ -49,6 +49,24 @@ pub struct Located {
     pub next: Option<u64>,
 }
 
+/// Where an address lookup lands (FORMAT.md §12.1), before its [`Symbol`]
+/// is built: what [`KallsymsV2::locate_row`] returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowHit {
+    /// The stored row (0-based, in address order) of the symbol covering
+    /// the address: the first of its aliases, or for a folded `__pfx_`
+    /// symbol (`folded`) its partner's row.
+    pub row: usize,
+    /// Whether the symbol is the folded `__pfx_` companion of `row`.
+    pub folded: bool,
+    /// The symbol's address.
+    pub address: u64,
+    /// As [`AddressHit::offset`]: bytes from `address`.
+    pub offset: u64,
+    /// As [`AddressHit::size`], in bytes.
+    pub size: Option<u64>,
+}
+
 /// Module names and which stored rows belong to which (FORMAT.md §10.5).
 #[derive(Clone, Copy, Debug, Default)]
 struct Modules<'a> {
@@ -303,12 +321,14 @@ impl<'a> KallsymsV2<'a> {
         get_bit(self.pfx, j)
     }
 
-    /// Reads the rows a lookup at `rank` reads (name-order rank, pfx and
-    /// type bits) so that a batch of lookups overlaps its cache misses.
+    /// Reads the pfx and type bits that [`locate_row`](Self::locate_row)
+    /// at `rank` and [`row_symbol_type`](Self::row_symbol_type) read, so
+    /// that a batch of lookups overlaps its cache misses. (A caller that
+    /// caches names per row reads `addr_to_name` only to fill its cache.)
     #[inline]
     pub fn touch(&self, rank: usize) -> u8 {
         let j = rank.saturating_sub(1);
-        (self.a2n(j) as u8) ^ (word(self.pfx, j / 64) as u8) ^ (word(self.types, j / 64) as u8)
+        (word(self.pfx, j / 64) as u8) ^ (word(self.types, j / 64) as u8)
     }
 
     /// The blocks `lo..hi` whose bases decide `addr`'s block (FORMAT.md
@@ -450,6 +470,34 @@ impl<'a> KallsymsV2<'a> {
         bucket_of(self.names, self.name_index, b)
     }
 
+    /// The name-order rank (FORMAT.md §10.4 `addr_to_name`) of stored row
+    /// `j`'s name; `j < stored()`.
+    #[inline]
+    pub fn row_name_rank(&self, j: usize) -> usize {
+        self.a2n(j)
+    }
+
+    /// Decodes the names of name bucket `b` (ranks `16 b ..`, at most 16,
+    /// FORMAT.md §11.2) in one pass into `scratch`, passing each to `f`
+    /// with its rank. For callers that cache names
+    /// decoded (`ksym-resolve`): a name costs its own bytes, where
+    /// [`Name::extend_into`] reparses its bucket up to it. A bucket past
+    /// the end, or damaged, gives fewer names or none.
+    #[cfg(feature = "std")]
+    pub fn decode_name_bucket(
+        &self,
+        b: usize,
+        scratch: &mut std::vec::Vec<u8>,
+        mut f: impl FnMut(usize, &[u8]),
+    ) {
+        if b >= self.stored.div_ceil(BUCKET) {
+            return;
+        }
+        crate::blob::v2::names::decode_bucket(self.bucket(b), &self.tokens, scratch, |k, name| {
+            f(b * BUCKET + k, name)
+        });
+    }
+
     /// Symbol for stored row `j` (`folded`: its `__pfx_` companion).
     fn make_symbol(&self, j: usize, folded: bool) -> Symbol<'a> {
         self.make_symbol_at(j, folded, self.stored_address(j))
@@ -509,9 +557,31 @@ impl<'a> KallsymsV2<'a> {
     /// [`lookup_address`](Self::lookup_address) given where it lands
     /// (§12.1 steps 2 to 4 at `loc.rank`); row addresses that `loc` lacks
     /// are read from their blocks. For callers that keep the stored
-    /// addresses decoded (`ksym::addrindex`).
+    /// addresses decoded.
     #[inline]
     pub fn lookup_located(&self, addr: u64, loc: Located) -> Option<AddressHit<'a>> {
+        self.locate_row(addr, loc).map(|h| AddressHit {
+            symbol: self.make_symbol_at(
+                h.row,
+                h.folded,
+                if h.folded {
+                    h.address.wrapping_add(PFX_DISTANCE)
+                } else {
+                    h.address
+                },
+            ),
+            offset: h.offset,
+            size: h.size,
+        })
+    }
+
+    /// [`lookup_located`](Self::lookup_located) without building the
+    /// [`Symbol`]: the stored row it lands on, for callers that print many
+    /// answers and keep per-row data of their own (`ksym-resolve`); read
+    /// the rest with [`row_symbol_type`](Self::row_symbol_type),
+    /// [`row_module`](Self::row_module) and [`row_name`](Self::row_name).
+    #[inline]
+    pub fn locate_row(&self, addr: u64, loc: Located) -> Option<RowHit> {
         let m = self.stored;
         let r = loc.rank.min(m);
         // The next stored row; a folded `__pfx_` symbol covers the 16 bytes
@@ -538,12 +608,35 @@ impl<'a> KallsymsV2<'a> {
                 .unwrap_or_else(|| self.stored_address(first - 1))
                 == sym_addr
         {
-            first = partition_point(first, |j| self.stored_address(j) < sym_addr);
+            first = self.first_alias(first - 1, sym_addr);
         }
         let next = next.map(|(a, f)| if f { a.wrapping_sub(PFX_DISTANCE) } else { a });
         self.hit(addr, first, false, sym_addr, next)
     }
 
+    /// The first stored row at `sym_addr`, given that row `hi` is at it.
+    /// Runs of aliases are short (2 or 3 rows in a kernel), so this gallops
+    /// back from `hi` (1, 2, 4... rows) before its binary search, instead
+    /// of searching all rows below `hi` (16 steps, each a block read).
+    #[inline]
+    fn first_alias(&self, mut hi: usize, sym_addr: u64) -> usize {
+        let mut step = 1;
+        let lo = loop {
+            let Some(j) = hi.checked_sub(step) else {
+                break 0;
+            };
+            if self.stored_address(j) < sym_addr {
+                break j + 1;
+            }
+            hi = j;
+            step *= 2;
+        };
+        lo + partition_point(hi - lo, |k| self.stored_address(lo + k) < sym_addr)
+    }
+
+    /// §12.1 step 4: whether the symbol at `sym_addr` (stored row `j`, or
+    /// its folded companion) covers `addr`, given the next symbol's address.
+    #[inline]
     fn hit(
         &self,
         addr: u64,
@@ -551,7 +644,7 @@ impl<'a> KallsymsV2<'a> {
         folded: bool,
         sym_addr: u64,
         next: Option<u64>,
-    ) -> Option<AddressHit<'a>> {
+    ) -> Option<RowHit> {
         if Some(sym_addr) == self.etext || Some(sym_addr) == self.einittext {
             return None;
         }
@@ -566,19 +659,34 @@ impl<'a> KallsymsV2<'a> {
             None if addr.wrapping_sub(sym_addr) >= LAST_SYMBOL_MAX_SPAN => return None,
             _ => {}
         }
-        Some(AddressHit {
-            symbol: self.make_symbol_at(
-                j,
-                folded,
-                if folded {
-                    sym_addr.wrapping_add(PFX_DISTANCE)
-                } else {
-                    sym_addr
-                },
-            ),
+        Some(RowHit {
+            row: j,
+            folded,
+            address: sym_addr,
             offset: addr.wrapping_sub(sym_addr),
             size: end.map(|e| e.wrapping_sub(sym_addr)),
         })
+    }
+
+    /// The symbol type of stored row `j` (and of its folded companion):
+    /// what [`Symbol::symbol_type`] holds.
+    #[inline]
+    pub fn row_symbol_type(&self, j: usize) -> u8 {
+        self.symbol_type_of(j)
+    }
+
+    /// The module of stored row `j` (FORMAT.md §10.5), `None` for
+    /// vmlinux's rows: what [`Symbol::module`] holds.
+    #[inline]
+    pub fn row_module(&self, j: usize) -> Option<&'a [u8]> {
+        self.module_of(j)
+    }
+
+    /// The name of stored row `j`, with `__pfx_` before it for its folded
+    /// companion (`folded`): what [`Symbol::name`] holds.
+    #[inline]
+    pub fn row_name(&self, j: usize, folded: bool) -> Name<'a> {
+        self.name_of_stored(j, folded)
     }
 
     /// The first rank whose name is `>= key`, whether it equals `key`, and
