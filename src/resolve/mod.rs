@@ -368,6 +368,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 self.names.push(out, &v.row_name(row, folded))
             }
             (emit::HitName::Name(n), ..) => self.names.push(out, &n),
+            // Rows come from v2 blobs only.
             (emit::HitName::Row { .. }, _, Kallsyms::V1(_)) => {}
         }
     }
