@@ -225,6 +225,11 @@ pub fn read_modules(dir: &Path, lines: bool, skip_bad: bool) -> Result<ModuleSet
     work.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut read: Vec<(usize, Result<LocalModule, ModuleError>)> = work
         .par_iter()
+        // One job per module: rayon otherwise splits the list into a few
+        // ranges and runs one of them, the largest modules, on one thread
+        // while the other thread, once its vmlinux sweep is done, runs
+        // out of ranges to steal.
+        .with_max_len(1)
         .map(|&(_, i, p)| (i, read_module(p, lines)))
         .collect();
     read.sort_by_key(|r| r.0);
