@@ -842,7 +842,9 @@ fn module_space_decoder_from_the_document_agrees_with_ksym_resolve() {
             .expect("in a section");
         for off in [0u64, 1, 7] {
             if addr + off < sec.1 + sec.2 {
-                input.push_str(&format!("[ 1.0]  {sym}+{off:#x}/0x1 [ksym_test]\n"));
+                // A size no offset here equals: `off == size` is a `%pB` return
+                // address, decoded at ADDR - 1.
+                input.push_str(&format!("[ 1.0]  {sym}+{off:#x}/0xffff [ksym_test]\n"));
                 want.push(frames_at(&l, addr + off));
             }
         }

@@ -25,6 +25,17 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("oops", "oops.in", &[]),
     ("oops-kaslr-from-sym", "oops-slid.in", &["--kaslr-from-sym"]),
     ("bcc", "bcc.in", &[]),
+    // Real report forms: every log prefix, references anywhere on a line,
+    // return addresses at a function's end, `Code:` lines (x86 bytes cut
+    // from a Debian 6.1 module's BUG()).
+    ("reports", "reports.in", &[]),
+    ("reports-json", "reports.in", &["--json"]),
+    // Each architecture's register and trace lines (naming the sample's
+    // x86 functions) and `Code:` forms (arm64, Thumb-2, ARM, RISC-V words
+    // cut from Debian's libc builds; the ARM word sequence is a prologue
+    // and `udf`).
+    ("reports-arch", "reports-arch.in", &[]),
+    ("reports-arch-json", "reports-arch.in", &["--json"]),
     ("names", "names.in", &["--names"]),
 ];
 

@@ -138,7 +138,9 @@ fn eu_frames(ko: &Path, refs: &[String]) -> Vec<Vec<Frame>> {
 fn ksym_frames(blob: &Path, module: &str, refs: &[String]) -> Vec<Vec<Frame>> {
     let input: String = refs
         .iter()
-        .map(|r| format!("[    1.000000]  {r}/0x1 [{module}]\n"))
+        // A size no offset equals: `off == size` is a `%pB` return
+        // address, decoded at ADDR - 1.
+        .map(|r| format!("[    1.000000]  {r}/0xffffff [{module}]\n"))
         .collect();
     let out = run_ok(
         "ksym-resolve",
@@ -446,7 +448,7 @@ fn loaded_snapshot_places_sections() {
     for (n, sec, v, size) in &funcs {
         for o in [0, size / 2, size - 1] {
             raw.push_str(&format!("{:#x}\n", runtime(sec) + v + o));
-            named.push_str(&format!("[ 1.0]  {n}+{o:#x}/0x1 [ksym_test]\n"));
+            named.push_str(&format!("[ 1.0]  {n}+{o:#x}/{size:#x} [ksym_test]\n"));
         }
     }
     let b = blob.to_str().unwrap();

@@ -5,6 +5,7 @@
 use std::process::ExitCode;
 
 use ksym::cli::{CliError, main_with, parse_build_id, parse_hex_arg, stdout_is_terminal};
+use ksym::resolve::code::Arch;
 use ksym::resolve::job::{ResolveJob, Source};
 use ksym::resolve::{ResolveOptions, read_loaded};
 use ksym::store::select::KernelRef;
@@ -12,13 +13,16 @@ use ksym::store::select::KernelRef;
 const USAGE: &str = "usage: ksym-resolve [OPTIONS] BLOB [INPUT|-]...
        ksym-resolve [OPTIONS] --kallsyms FILE [INPUT|-]...
        ksym-resolve [OPTIONS] --store DIR|URL [INPUT|-]...
-Reads hex addresses, perf script, oops/dmesg or bcc output; prints
-`ADDR TYPE NAME+0xOFF/0xSIZE` for bare addresses, symbolizes kernel frames,
+Reads hex addresses, perf script, kernel logs (dmesg, journalctl, syslog,
+consoles, any architecture) or bcc output; prints `ADDR TYPE
+NAME+0xOFF/0xSIZE` for bare addresses, symbolizes kernel frames, checks
+every func+0xOFF/0xSIZE, disassembles Code: lines as decodecode does, and
 passes every other line through unchanged. BLOB is a v1 or v2 blob; with
 source lines (ksym-pack --lines) bare addresses get `FILE:LINE` and their
 inline chain, oops lines are decoded as decode_stacktrace.sh does.
       --no-size         print name+0xoff without /0xsize (as perf and bcc do)
-      --json            one JSON object per address; other lines are dropped
+      --json            one JSON object per reference and Code: line; other lines are dropped
+      --arch ARCH       Code: lines are x86_64, arm64, arm or riscv64 (default: from the report)
       --inline          perf callchains: add a frame line per inlined function (blob with lines)
       --strip-prefix P  remove the build directory P from source paths
       --names           each input line is a name: print every symbol of it
@@ -49,6 +53,14 @@ fn parse_args() -> Result<ResolveJob, CliError> {
         match arg {
             Long("no-size") => opts.size = false,
             Long("json") => opts.json = true,
+            Long("arch") => {
+                let v = p.value()?.string()?;
+                opts.arch = Some(Arch::parse(&v).ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "--arch: expected x86_64, arm64, arm or riscv64, got `{v}`"
+                    ))
+                })?);
+            }
             Long("inline") => opts.inline = true,
             Long("strip-prefix") => opts.strip_prefix = Some(p.value()?.string()?.into_bytes()),
             Long("line-buffered") => opts.line_buffered = true,

@@ -1,7 +1,7 @@
 //! The output forms: text lines (kernel `%pS` style, perf frames,
 //! decode_stacktrace style), JSON objects, source lines and inline frames.
 
-use super::kinds::{Stacktrace, find, is_blank};
+use super::kinds::{find, is_blank};
 use super::*;
 use crate::blob::v2::source_lines::read::SourceFrame;
 
@@ -15,6 +15,13 @@ pub(super) struct Hit<'a> {
     pub(super) size: Option<u64>,
     pub(super) module: Option<&'a [u8]>,
     pub(super) name: HitName<'a>,
+}
+
+/// A line's lookups and their answers, in the order of its lookups.
+pub(super) struct Looked<'x, 'a> {
+    pub(super) hits: &'x [Option<Hit<'a>>],
+    pub(super) rows: &'x [Option<SourceRow>],
+    pub(super) lookups: &'x [Lookup],
 }
 
 /// Where a [`Hit`]'s name comes from.
@@ -51,7 +58,7 @@ pub(super) fn push_path(out: &mut Vec<u8>, lines: &LineTable<'_>, frame: &Source
 }
 
 /// Appends `path` less `prefix` and the `/` after it.
-fn push_stripped(out: &mut Vec<u8>, path: &[u8], prefix: &[u8]) {
+pub(super) fn push_stripped(out: &mut Vec<u8>, path: &[u8], prefix: &[u8]) {
     let p = prefix.strip_suffix(b"/").unwrap_or(prefix);
     match path.strip_prefix(p).and_then(|r| r.strip_prefix(b"/")) {
         Some(rest) if !p.is_empty() => out.extend_from_slice(rest),
@@ -62,19 +69,25 @@ fn push_stripped(out: &mut Vec<u8>, path: &[u8], prefix: &[u8]) {
 /// Which prefix a path loses: `--strip-prefix`'s, or the oops lines' (the
 /// same, or decode_stacktrace.sh's `auto`).
 #[derive(Clone, Copy)]
-enum Prefix {
+pub(super) enum Prefix {
     User,
     Oops,
 }
 
-fn push_u32(out: &mut Vec<u8>, v: u32) {
+pub(super) fn push_u32(out: &mut Vec<u8>, v: u32) {
     let _ = write!(out, "{v}");
 }
 
 impl<'a> Resolver<'_, 'a> {
     /// Appends `name+0xOFF[/0xSIZE][ [mod]]`, or `[unknown]`.
     #[inline]
-    fn push_sym(&mut self, out: &mut Vec<u8>, hit: Option<&Hit<'_>>, size: bool, module: bool) {
+    pub(super) fn push_sym(
+        &mut self,
+        out: &mut Vec<u8>,
+        hit: Option<&Hit<'_>>,
+        size: bool,
+        module: bool,
+    ) {
         match hit {
             Some(h) => {
                 self.push_name(out, h.name);
@@ -94,34 +107,42 @@ impl<'a> Resolver<'_, 'a> {
         }
     }
 
-    /// Writes the line as `plan` says, with `hit` the lookup of its address
-    /// and `row` its source row (blobs with lines).
+    /// Writes a bare address, perf frame, `Code:` or passed line as `plan`
+    /// says, with `looked` its lookup (blobs with lines: and source row).
     pub(super) fn emit(
         &mut self,
         line: &[u8],
         plan: Plan,
-        module: bool,
-        hit: Option<&Hit<'_>>,
-        row: Option<&SourceRow>,
+        _module: bool,
+        looked: &Looked<'_, '_>,
         out: &mut Vec<u8>,
     ) {
         self.stats.lines += 1;
+        let hit = looked.hits.first().and_then(Option::as_ref);
         // A row without a file is "no line information" (llvm-symbolizer
-        // prints `??:0`): no frames. Oops lines keep it, as binutils'
-        // addr2line prints `??:?` for it.
-        let (raw_row, row) = (row, row.filter(|r| r.file != 0));
+        // prints `??:0`): no frames.
+        let row = looked
+            .rows
+            .first()
+            .and_then(Option::as_ref)
+            .filter(|r| r.file != 0);
+        if let Plan::Code {
+            prefix,
+            arch,
+            fault,
+        } = plan
+        {
+            return self.emit_code(line, prefix, arch, fault, out);
+        }
         if self.opts.json {
-            // A module reference's runtime address is known for raw
-            // addresses and perf frames, not for `func+0xOFF [mod]`.
-            if plan.addr().is_some() || module {
-                self.emit_json(plan.addr(), hit, row, out);
+            if let Some(a) = plan_addr(plan) {
+                self.emit_json(Some(a), hit, row, out);
             }
             return;
         }
         let (body, nl) = trim_end_nl(line);
         let nl: &[u8] = if nl.is_empty() { b"\n" } else { nl };
         match plan {
-            Plan::Pass => out.extend_from_slice(line),
             Plan::Bare { addr } => {
                 hex::push_u64_padded(out, addr);
                 match hit {
@@ -136,57 +157,24 @@ impl<'a> Resolver<'_, 'a> {
                 }
                 out.extend_from_slice(nl);
             }
-            Plan::Replace {
-                from,
-                to,
-                kernel_style,
-                ..
-            } => {
-                if !kernel_style && self.opts.inline && from > 0 && is_blank(body[0]) {
+            Plan::Replace { from, to, .. } => {
+                if self.opts.inline && from > 0 && is_blank(body[0]) {
                     let symoff = find(&body[from..to], b"+0x").is_some();
                     self.push_perf_inlines(out, &body[..from], hit, row, symoff, nl);
                 }
                 out.extend_from_slice(&body[..from]);
-                self.push_sym(out, hit, kernel_style && self.opts.size, kernel_style);
-                if kernel_style && row.is_some() {
-                    out.extend_from_slice(b" (");
-                    self.push_code(out, row);
-                    out.push(b')');
-                }
+                self.push_sym(out, hit, false, false);
                 out.extend_from_slice(&body[to..]);
                 out.extend_from_slice(nl);
             }
-            Plan::Stacktrace { addr } => {
-                let Some(st) = Stacktrace::parse(body) else {
-                    out.extend_from_slice(line);
-                    return;
-                };
-                for w in &st.words {
-                    out.extend_from_slice(w);
-                    out.push(b' ');
-                }
-                match (addr.is_some() || module, raw_row) {
-                    (true, Some(_)) => {
-                        out.extend_from_slice(st.segment);
-                        out.extend_from_slice(st.name);
-                        out.extend_from_slice(b" (");
-                        self.push_code(out, raw_row);
-                        out.push(b')');
-                    }
-                    _ => out.extend_from_slice(st.symbol),
-                }
-                // `echo … "$symbol $module"`: a trailing blank without one.
-                out.push(b' ');
-                out.extend_from_slice(st.module.unwrap_or_default());
-                out.extend_from_slice(nl);
-            }
+            _ => out.extend_from_slice(line),
         }
     }
 
     /// Appends a frame's function as the blob stores it (FORMAT.md §15.3:
     /// inlined frames by their DWARF name, the outermost as llvm-symbolizer
     /// names it from the symbol table), `??` when unknown.
-    fn push_function(&mut self, out: &mut Vec<u8>, f: &SourceFrame) {
+    pub(super) fn push_function(&mut self, out: &mut Vec<u8>, f: &SourceFrame) {
         let Some(lines) = self.lines else { return };
         let name = match lines.string(f.function) {
             Some(s) => self.functions.get(f.function, |a| s.extend_into(a)),
@@ -201,7 +189,7 @@ impl<'a> Resolver<'_, 'a> {
 
     /// Appends a frame's path less `prefix` (`??` without a file when
     /// `unknown_as_qq`, else nothing).
-    fn push_file(
+    pub(super) fn push_file(
         &mut self,
         out: &mut Vec<u8>,
         f: &SourceFrame,
@@ -251,7 +239,7 @@ impl<'a> Resolver<'_, 'a> {
     /// `addr2line -i`'s lines joined by blanks, innermost first, as
     /// decode_stacktrace.sh prints them: `PATH:LINE` (`?` for line 0), the
     /// base path stripped.
-    fn push_code(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
+    pub(super) fn push_code(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
         let (Some(lines), Some(row)) = (self.lines, row) else {
             return;
         };
@@ -300,20 +288,21 @@ impl<'a> Resolver<'_, 'a> {
 
     /// `{"addr":"0x…","type":"T","name":"…","offset":N,"size":N|null,"module":"…"|null,"status":"ok"}`;
     /// `status` is `ok`, `unknown` or `no_size` (the last symbol, end unknown).
-    fn emit_json(
+    pub(super) fn emit_json(
         &mut self,
         addr: Option<u64>,
         hit: Option<&Hit<'_>>,
         row: Option<&SourceRow>,
         out: &mut Vec<u8>,
     ) {
+        let _ = write!(out, "{{\"line\":{},", self.emitting);
         match addr {
             Some(a) => {
-                out.extend_from_slice(b"{\"addr\":\"0x");
+                out.extend_from_slice(b"\"addr\":\"0x");
                 hex::push_u64_padded(out, a);
                 out.push(b'"');
             }
-            None => out.extend_from_slice(b"{\"addr\":null"),
+            None => out.extend_from_slice(b"\"addr\":null"),
         }
         match hit {
             None => out.extend_from_slice(
@@ -358,7 +347,7 @@ impl<'a> Resolver<'_, 'a> {
 
     /// `,"frames":[{"function":…,"file":…,"line":N,"column":N|null,"inlined":bool},…]`,
     /// innermost first; `[]` without line information.
-    fn push_json_frames(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
+    pub(super) fn push_json_frames(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
         out.extend_from_slice(b",\"frames\":[");
         if let (Some(lines), Some(row)) = (self.lines, row) {
             for (k, f) in lines.frames(row).enumerate() {
@@ -389,5 +378,13 @@ impl<'a> Resolver<'_, 'a> {
             }
         }
         out.push(b']');
+    }
+}
+
+/// The address a bare address or perf frame plan looks up.
+fn plan_addr(plan: Plan) -> Option<u64> {
+    match plan {
+        Plan::Bare { addr } | Plan::Replace { addr, .. } => Some(addr),
+        _ => None,
     }
 }

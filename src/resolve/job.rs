@@ -50,7 +50,7 @@ impl ResolveJob {
                     .ok()
                     .and_then(|s| s.parse().ok());
                 let timeout = std::time::Duration::from_secs_f64(secs.unwrap_or(30.0));
-                return crate::store::run::resolve_with_store(
+                return super::store_run::resolve_with_store(
                     spec,
                     timeout,
                     self.opts.clone(),

@@ -12,14 +12,16 @@
 //! - a `perf script -F ip,sym[,symoff]` or bcc-style frame (`\tADDR SYM`,
 //!   `\t0xADDR SYM`, no DSO) at a kernel address (at or above the first
 //!   symbol) → SYM replaced likewise;
-//! - kernel oops / dmesg lines: `[<ADDR>] 0xADDR` and `[<ADDR>] [unknown]`
-//!   (libbpf-tools memleak prints `[<ADDR>] SYM` too) get `func+0x12/0x40` in
-//!   place of the raw address; `RIP: 0010:0xADDR` likewise;
-//! - `func+0x12/0x40` references already symbolized by a kernel (`RIP:
-//!   0010:func+…`, ` ? func+…`, `[<ADDR>] func+…`, `func+… [mod]`) are left as
-//!   they are and checked against the blob ([`ResolveStats::checked`]); with
+//! - kernel log lines behind any log prefix (`prefix.rs`: dmesg,
+//!   journalctl, syslog, printk caller ids, console levels): raw addresses
+//!   in frame positions (`[<ADDR>] 0xADDR`, `RIP: 0010:0xADDR`, each
+//!   architecture's pc/lr fields; `logline.rs`) get `func+0x12/0x40`;
+//! - every `func+0x12/0x40` word on such a line is left as it is and
+//!   checked against the blob ([`ResolveStats::checked`]); with
 //!   [`ResolveOptions::kaslr_from_sym`] the first one that comes with an
-//!   address sets the KASLR slide.
+//!   address sets the KASLR slide;
+//! - `Code:` lines are disassembled after the line (`code.rs`,
+//!   `emit_code.rs`).
 //!
 //! Other hex on such lines (RSP, register dumps, timestamps, `Code:` bytes)
 //! is data, not code: it is never touched.
@@ -32,8 +34,10 @@
 //! objects get `"frames"`; with [`ResolveOptions::inline`], perf callchains
 //! get a `(inlined)` frame line per inlined function.
 //!
-//! Files: `kinds.rs` recognises line kinds, `emit.rs` prints the output
-//! forms, this one runs the batched stream.
+//! Files: `kinds.rs` recognises line kinds (`prefix.rs`, `logline.rs` and
+//! `oops.rs` for log lines, `code.rs` for `Code:` lines), `emit.rs`,
+//! `emit_log.rs` and `emit_code.rs` print the output forms, `store_run.rs`
+//! runs a stream against a store, this one runs the batched stream.
 
 use std::io::{self, BufRead, Write};
 
@@ -47,17 +51,25 @@ use crate::text::hex;
 use crate::text::lines::{Line, for_each_line};
 
 mod cache;
+pub mod code;
 mod emit;
+mod emit_code;
+mod emit_log;
 pub mod job;
 mod kinds;
+mod logline;
 mod modules;
+mod oops;
+mod prefix;
 mod rows;
+pub mod store_run;
 
 use cache::{DecodedCache, NameCache, RowCache};
 use rows::RowTable;
 
-use kinds::{Plan, trim_end_nl};
+use kinds::{Lookup, Plan, trim_end_nl};
 pub use modules::LoadedModules;
+pub(crate) use oops::LineRef;
 
 /// Lines longer than this are passed through in pieces without being parsed.
 pub const MAX_LINE: usize = 64 * 1024;
@@ -65,8 +77,12 @@ pub const MAX_LINE: usize = 64 * 1024;
 /// Output is handed to the writer in blocks of about this many bytes.
 pub const OUT_BLOCK: usize = 64 * 1024;
 
-/// Lines handled per batch in [`Resolver::run`].
+/// Lookups handled per batch in [`Resolver::run`] (a bare address or a
+/// perf frame is one; a log line has one per reference).
 pub const BATCH: usize = 64;
+
+/// Room for one more line's lookups past [`BATCH`].
+const LOOKUPS: usize = BATCH + logline::MAX_REFS;
 
 /// How to print.
 #[derive(Debug, Clone, Default)]
@@ -96,6 +112,9 @@ pub struct ResolveOptions {
     /// symbols place module sections for raw addresses, its `_stext` gives
     /// vmlinux's slide when `slide` is 0.
     pub loaded: Option<crate::blob::list::SymbolList>,
+    /// The instruction set of `Code:` lines (`--arch`); else the report's
+    /// register lines tell it, or the width of the code's tokens.
+    pub arch: Option<code::Arch>,
 }
 
 /// What a run saw.
@@ -211,6 +230,13 @@ pub struct Resolver<'m, 'a> {
     module_addr: Option<u64>,
     /// The first `[mod BUILDID]` mismatch, for the closing note.
     build_id_note: Option<String>,
+    /// A log line's references and words, reused.
+    found: Vec<logline::Reference>,
+    words: Vec<(usize, usize)>,
+    /// The report being read: its architecture and faulting address.
+    report: oops::Report,
+    /// The input line number of the line being printed.
+    emitting: u64,
 }
 
 /// A symbol space's line table and decoded-string caches (the kernel's,
@@ -227,17 +253,19 @@ struct SpaceCaches<'a> {
 #[derive(Debug, Default)]
 struct Batch {
     text: Vec<u8>,
-    plans: Vec<(std::ops::Range<usize>, Plan)>,
-    /// Per plan: its module-space address, for module references.
-    module_addrs: Vec<Option<u64>>,
+    /// Per line: its text in `text`, its plan, its lookups in `lookups`.
+    plans: Vec<(std::ops::Range<usize>, Plan, std::ops::Range<usize>)>,
+    lookups: Vec<Lookup>,
+    /// The references of log lines ([`Plan::Log`]), in line order.
+    refs: Vec<LineRef>,
 }
 
 impl Batch {
-    fn push(&mut self, line: &[u8], plan: Plan, module_addr: Option<u64>) {
-        let start = self.text.len();
-        self.text.extend_from_slice(line);
-        self.plans.push((start..self.text.len(), plan));
-        self.module_addrs.push(module_addr);
+    fn clear(&mut self) {
+        self.text.clear();
+        self.plans.clear();
+        self.lookups.clear();
+        self.refs.clear();
     }
 }
 
@@ -285,6 +313,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
             loaded: None,
             module_addr: None,
             build_id_note: None,
+            found: Vec::new(),
+            words: Vec::new(),
+            report: oops::Report::default(),
+            emitting: 0,
         };
         if let Some(snapshot) = r.opts.loaded.take() {
             let l = LoadedModules::new(&snapshot, map, modules.as_ref());
@@ -408,11 +440,16 @@ impl<'m, 'a> Resolver<'m, 'a> {
         for_each_line(input, MAX_LINE, |_, line| {
             match line {
                 Line::Full(l) => {
-                    let plan = self.plan(l);
-                    batch.push(l, plan, self.module_addr);
+                    let first = batch.lookups.len();
+                    let plan = self.plan(l, &mut batch.lookups, &mut batch.refs);
+                    let start = batch.text.len();
+                    batch.text.extend_from_slice(l);
+                    let lookups = first..batch.lookups.len();
+                    batch.plans.push((start..batch.text.len(), plan, lookups));
                     let learning = self.opts.kaslr_from_sym && self.stats.learnt_slide.is_none();
                     if line_buffered
                         || learning
+                        || batch.lookups.len() >= BATCH
                         || batch.plans.len() >= BATCH
                         || batch.text.len() >= OUT_BLOCK
                     {
@@ -447,14 +484,17 @@ impl<'m, 'a> Resolver<'m, 'a> {
 
     fn flush_batch(&mut self, batch: &mut Batch, out: &mut Vec<u8>) {
         // Phases whose loops are short and whose loads are independent, so the
-        // CPU overlaps the cache misses of different lines: rank each address,
-        // touch each symbol's record, then look up (now from cache) and print.
-        let n = batch.plans.len();
-        let kernel = |i: usize| batch.module_addrs[i].is_none();
-        let mut ranks = [0usize; BATCH];
-        for (i, (r, (_, plan))) in ranks.iter_mut().zip(&batch.plans).enumerate() {
-            if let Some(addr) = plan.addr().filter(|_| kernel(i)) {
-                let a = addr.wrapping_sub(self.opts.slide);
+        // CPU overlaps the cache misses of different lookups: rank each
+        // address, touch each symbol's record, then look up (now from cache)
+        // and print.
+        let n = batch.lookups.len();
+        debug_assert!(n <= LOOKUPS);
+        let slide = self.opts.slide;
+        let kernel_addr = |l: &Lookup| l.addr.filter(|_| l.module_addr.is_none());
+        let mut ranks = [0usize; LOOKUPS];
+        for (r, l) in ranks.iter_mut().zip(&batch.lookups) {
+            if let Some(addr) = kernel_addr(l) {
+                let a = addr.wrapping_sub(slide);
                 let w = self.index.window(a);
                 *r = match &self.rows {
                     Some(t) => t.rank(w, a),
@@ -471,13 +511,13 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
         // v1 blobs and module references: full answers; v2: where each
         // lands, the rest read when printed (most of it cached per row).
-        let mut hits: [Option<AddressHit<'a>>; BATCH] = [None; BATCH];
-        let mut row_hits: [Option<RowHit>; BATCH] = [None; BATCH];
-        for (i, (_, plan)) in batch.plans.iter().enumerate() {
-            let Some(addr) = plan.addr().filter(|_| kernel(i)) else {
+        let mut hits: [Option<AddressHit<'a>>; LOOKUPS] = [None; LOOKUPS];
+        let mut row_hits: [Option<RowHit>; LOOKUPS] = [None; LOOKUPS];
+        for (i, l) in batch.lookups.iter().enumerate() {
+            let Some(addr) = kernel_addr(l) else {
                 continue;
             };
-            let a = addr.wrapping_sub(self.opts.slide);
+            let a = addr.wrapping_sub(slide);
             let found = match self.map {
                 Kallsyms::V2(v) => {
                     let loc = match &self.rows {
@@ -504,20 +544,14 @@ impl<'m, 'a> Resolver<'m, 'a> {
             }
         }
         std::hint::black_box(touch);
-        let mut rows: [Option<SourceRow>; BATCH] = [None; BATCH];
+        let mut rows: [Option<SourceRow>; LOOKUPS] = [None; LOOKUPS];
         if let Some(lines) = &self.lines {
             // The same phases for the line table: find each block, touch
             // its rows, then decode.
-            let mut blocks = [usize::MAX; BATCH];
-            for (i, ((b, r), (_, plan))) in blocks
-                .iter_mut()
-                .zip(rows.iter_mut())
-                .zip(&batch.plans)
-                .enumerate()
-            {
-                let wants = plan.wants_lines(self.opts.inline) && kernel(i);
-                if let Some(addr) = plan.addr().filter(|_| wants) {
-                    let a = addr.wrapping_sub(self.opts.slide);
+            let mut blocks = [usize::MAX; LOOKUPS];
+            for ((b, r), l) in blocks.iter_mut().zip(rows.iter_mut()).zip(&batch.lookups) {
+                if let Some(addr) = kernel_addr(l).filter(|_| l.lines) {
+                    let a = addr.wrapping_sub(slide);
                     if let Some(cached) = self.row_cache.get(a) {
                         *r = cached;
                         continue;
@@ -534,31 +568,28 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 t ^= lines.touch_block(b);
             }
             std::hint::black_box(t);
-            for ((r, &b), (_, plan)) in rows.iter_mut().zip(&blocks).zip(&batch.plans) {
-                if let (Some(addr), true) = (plan.addr(), b != usize::MAX) {
-                    let a = addr.wrapping_sub(self.opts.slide);
+            for ((r, &b), l) in rows.iter_mut().zip(&blocks).zip(&batch.lookups) {
+                if let (Some(addr), true) = (l.addr, b != usize::MAX) {
+                    let a = addr.wrapping_sub(slide);
                     *r = lines.find_in_block(b, a);
                     self.row_cache.put(a, *r);
                 }
             }
         }
         // Module references: few, looked up one by one.
-        for (i, (_, plan)) in batch.plans.iter().enumerate() {
-            let (Some(ma), Some(ms)) = (batch.module_addrs[i], &self.modules) else {
+        for (i, l) in batch.lookups.iter().enumerate() {
+            let (Some(ma), Some(ms)) = (l.module_addr, &self.modules) else {
                 continue;
             };
             let hit = ms.lookup_address(ma).map(|h| h.hit);
             self.stats.module_lookups += 1;
             self.stats.resolved += u64::from(hit.is_some());
             hits[i] = hit;
-            rows[i] = ms
-                .lines()
-                .filter(|_| plan.wants_lines(self.opts.inline))
-                .and_then(|l| l.find(ma));
+            rows[i] = ms.lines().filter(|_| l.lines).and_then(|t| t.find(ma));
         }
-        for (i, (range, plan)) in batch.plans.iter().enumerate() {
-            let module = batch.module_addrs[i].is_some();
-            let hit = match (row_hits[i], self.map) {
+        let mut shown: [Option<emit::Hit<'a>>; LOOKUPS] = [None; LOOKUPS];
+        for (i, s) in shown[..n].iter_mut().enumerate() {
+            *s = match (row_hits[i], self.map) {
                 (Some(h), Kallsyms::V2(v)) => Some(emit::Hit {
                     symbol_type: v.row_symbol_type(h.row),
                     offset: h.offset,
@@ -571,24 +602,37 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 }),
                 _ => hits[i].as_ref().map(emit::Hit::from),
             };
-            if module {
-                self.swap_spaces();
-            }
-            self.emit(
-                &batch.text[range.clone()],
-                *plan,
-                module,
-                hit.as_ref(),
-                rows[i].as_ref(),
-                out,
-            );
-            if module {
-                self.swap_spaces();
+        }
+        let plans = std::mem::take(&mut batch.plans);
+        // Lines are numbered as read; a batch holds consecutive lines.
+        self.emitting = self.lineno - plans.len() as u64;
+        for (range, plan, ls) in &plans {
+            self.emitting += 1;
+            let line = &batch.text[range.clone()];
+            let module = ls.len() == 1 && batch.lookups[ls.start].module_addr.is_some();
+            let ctx = emit::Looked {
+                hits: &shown[ls.clone()],
+                rows: &rows[ls.clone()],
+                lookups: &batch.lookups[ls.clone()],
+            };
+            match *plan {
+                Plan::Log { refs, .. } => {
+                    let refs = &batch.refs[refs.0 as usize..refs.1 as usize];
+                    self.emit_log(line, *plan, refs, &ctx, out);
+                }
+                _ => {
+                    if module {
+                        self.swap_spaces();
+                    }
+                    self.emit(line, *plan, module, &ctx, out);
+                    if module {
+                        self.swap_spaces();
+                    }
+                }
             }
         }
-        batch.text.clear();
-        batch.plans.clear();
-        batch.module_addrs.clear();
+        batch.plans = plans;
+        batch.clear();
     }
 }
 

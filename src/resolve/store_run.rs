@@ -1,18 +1,18 @@
 //! `ksym-resolve --store`: each trace of a stream resolved with its own
 //! kernel's blob. Lines are passed, in chunks, to a [`Resolver`] per
 //! kernel; an oops's `CPU:` line or a perf header's `# os release :` line
-//! switches kernels ([`super::select`]). A trace whose kernel the store
+//! switches kernels ([`crate::store::select`]). A trace whose kernel the store
 //! lacks, or whose release maps to several build-ids with none to choose,
 //! passes through unchanged, with one note on stderr: never a guess.
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
 
-use super::fetch::Store;
-use super::layout::hex;
-use super::select::{KernelRef, kernel_of_line};
+use super::{MAX_LINE, OUT_BLOCK, ResolveOptions, Resolver};
 use crate::blob::Kallsyms;
-use crate::resolve::{MAX_LINE, OUT_BLOCK, ResolveOptions, Resolver};
+use crate::store::fetch::Store;
+use crate::store::layout::hex;
+use crate::store::select::{KernelRef, kernel_of_line};
 use crate::text::lines::{Line, for_each_line};
 
 /// A kernel in use: its blob and view live as long as the process (they
@@ -255,7 +255,7 @@ pub fn resolve_with_store(
     inputs: &[String],
 ) -> Result<(), crate::cli::CliError> {
     use crate::cli::{CliError, open_input};
-    let store = Store::open(spec, timeout, super::fetch::default_cache_dir())
+    let store = Store::open(spec, timeout, crate::store::fetch::default_cache_dir())
         .map_err(|e| CliError::input("--store", e))?;
     let mut run = StoreRun::new(&store, opts, forced);
     let mut out = io::stdout().lock();

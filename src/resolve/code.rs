@@ -1,0 +1,426 @@
+//! `Code:` lines of kernel reports: their bytes read in the form each
+//! architecture prints them, and disassembled in `scripts/decodecode`'s
+//! layout (an `All code` block with the trapping instruction starred,
+//! then the code from the faulting instruction on).
+//!
+//! Forms (the kernel's `show_opcodes`, `dump_kernel_instr`,
+//! `dump_instr`):
+//! - x86: bytes, the trapping one in angle brackets: `48 89 e5 <0f> 0b`;
+//! - arm64: 32-bit words, the trapping one in parentheses:
+//!   `d503233f 910003fd (d4210000)`;
+//! - arm: words (ARM) or half-words (Thumb-2): `e3a00000 (e7f001f2)`,
+//!   `4620 f7ff (de02)`;
+//! - riscv64: 16-bit parcels: `85a2 8082 (9002)`.
+//!
+//! Words and parcels are little-endian in memory. A line whose bytes
+//! cannot be read (`Code: Bad RIP value.`, `Unable to access opcode bytes
+//! at …`, mixed widths, a truncated last token) is not a code line here
+//! and passes through unchanged.
+//!
+//! Disassemblers (well-kept pure-Rust crates): iced-x86 (x86, GNU `as`
+//! syntax), yaxpeax-arm (AArch64, ARM and Thumb-2), disc-v (RISC-V,
+//! whose text follows objdump's). The mnemonics follow GNU objdump's:
+//! where a crate spells one differently, `objdump_spelling` maps it.
+
+use std::fmt::Write as _;
+
+use yaxpeax_arch::{Decoder as _, LengthedInstruction as _, U8Reader};
+
+/// An instruction set a `Code:` line is disassembled as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arch {
+    /// x86-64 (bytes).
+    X86_64,
+    /// AArch64 (32-bit words).
+    Arm64,
+    /// 32-bit ARM: ARM state with words, Thumb-2 with half-words.
+    Arm,
+    /// RISC-V RV64GC (16-bit parcels).
+    Riscv64,
+}
+
+impl Arch {
+    /// The name `--arch` takes and JSON prints: `x86_64`, `arm64`, `arm`,
+    /// `riscv64`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::Arm64 => "arm64",
+            Arch::Arm => "arm",
+            Arch::Riscv64 => "riscv64",
+        }
+    }
+
+    /// Parses an `--arch` value (also `aarch64`, `x86-64`, `riscv`).
+    pub fn parse(s: &str) -> Option<Arch> {
+        Some(match s {
+            "x86_64" | "x86-64" | "x86" | "amd64" => Arch::X86_64,
+            "arm64" | "aarch64" => Arch::Arm64,
+            "arm" | "armv7" | "thumb" => Arch::Arm,
+            "riscv64" | "riscv" => Arch::Riscv64,
+            _ => return None,
+        })
+    }
+}
+
+/// True for a message that starts with `Code: ` (after blanks).
+pub(super) fn is_code_line(msg: &[u8]) -> bool {
+    let m = &msg[msg.iter().take_while(|&&b| b == b' ' || b == b'\t').count()..];
+    m.starts_with(b"Code: ")
+}
+
+/// The bytes of a `Code:` line, in memory order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct CodeBytes {
+    pub bytes: Vec<u8>,
+    /// Digits per token: 2 (bytes), 4 (half-words) or 8 (words).
+    pub width: usize,
+    /// Offset of the trapping instruction's first byte, when marked.
+    pub trap: Option<usize>,
+}
+
+/// Reads the tokens after `Code: ` in `msg`; `None` when they are not
+/// all hex of one width (2, 4 or 8 digits), at most one marked.
+pub(super) fn parse(msg: &[u8]) -> Option<CodeBytes> {
+    let at = bstr::ByteSlice::find(msg, b"Code: ")? + 6;
+    let mut out = CodeBytes {
+        bytes: Vec::with_capacity(64),
+        width: 0,
+        trap: None,
+    };
+    for tok in msg[at..]
+        .split(|&b| b == b' ' || b == b'\t')
+        .filter(|t| !t.is_empty())
+    {
+        let (inner, marked) = match tok {
+            [b'<', r @ .., b'>'] | [b'(', r @ .., b')'] => (r, true),
+            _ => (tok, false),
+        };
+        if !matches!(inner.len(), 2 | 4 | 8) || !inner.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        if out.width == 0 {
+            out.width = inner.len();
+        } else if out.width != inner.len() {
+            return None;
+        }
+        if marked {
+            if out.trap.is_some() {
+                return None;
+            }
+            out.trap = Some(out.bytes.len());
+        }
+        let v = u32::from_str_radix(std::str::from_utf8(inner).ok()?, 16).ok()?;
+        match inner.len() {
+            2 => out.bytes.push(v as u8),
+            4 => out.bytes.extend_from_slice(&(v as u16).to_le_bytes()),
+            _ => out.bytes.extend_from_slice(&v.to_le_bytes()),
+        }
+    }
+    (!out.bytes.is_empty()).then_some(out)
+}
+
+/// The instruction set to disassemble `code` as, given the report's
+/// architecture (or `--arch`): the token width decides where the report
+/// does not, and a width the architecture never prints refuses.
+pub(super) fn mode(arch: Option<Arch>, width: usize) -> Option<Mode> {
+    Some(match (arch, width) {
+        (Some(Arch::X86_64) | None, 2) => Mode::X86_64,
+        (Some(Arch::Arm64) | None, 8) => Mode::Arm64,
+        (Some(Arch::Arm), 8) => Mode::Arm,
+        (Some(Arch::Arm), 4) => Mode::Thumb,
+        (Some(Arch::Riscv64), 4) => Mode::Riscv64,
+        _ => return None,
+    })
+}
+
+/// A disassembler state: an [`Arch`] with ARM's two instruction sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    X86_64,
+    Arm64,
+    Arm,
+    Thumb,
+    Riscv64,
+}
+
+impl Mode {
+    pub(super) fn arch(self) -> Arch {
+        match self {
+            Mode::X86_64 => Arch::X86_64,
+            Mode::Arm64 => Arch::Arm64,
+            Mode::Arm | Mode::Thumb => Arch::Arm,
+            Mode::Riscv64 => Arch::Riscv64,
+        }
+    }
+}
+
+/// One decoded instruction: its length in bytes and objdump-style text
+/// (`mnemonic\toperands` on RISC machines, `mnemonic  operands` on x86).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Insn {
+    pub len: usize,
+    pub text: String,
+}
+
+/// x86 prefixes that objdump prints on their own when no instruction
+/// follows them.
+fn x86_prefix(b: u8) -> Option<&'static str> {
+    const REX: [&str; 16] = [
+        "rex", "rex.B", "rex.X", "rex.XB", "rex.R", "rex.RB", "rex.RX", "rex.RXB", "rex.W",
+        "rex.WB", "rex.WX", "rex.WXB", "rex.WR", "rex.WRB", "rex.WRX", "rex.WRXB",
+    ];
+    Some(match b {
+        0x40..=0x4f => REX[usize::from(b - 0x40)],
+        0x26 => "es",
+        0x2e => "cs",
+        0x36 => "ss",
+        0x3e => "ds",
+        0x64 => "fs",
+        0x65 => "gs",
+        0x66 => "data16",
+        0x67 => "addr32",
+        0xf0 => "lock",
+        0xf2 => "repnz",
+        0xf3 => "repz",
+        _ => return None,
+    })
+}
+
+/// Mnemonics the crates spell otherwise than GNU objdump (binutils 2.40).
+fn objdump_spelling(mode: Mode, m: &str) -> Option<&'static str> {
+    Some(match (mode, m) {
+        (Mode::X86_64, "pushq") => "push",
+        (Mode::X86_64, "jmpq") => "jmp",
+        (Mode::X86_64, "callq") => "call",
+        (Mode::X86_64, "retq") => "ret",
+        (Mode::Arm64, "b.hs") => "b.cs",
+        (Mode::Arm64, "b.lo") => "b.cc",
+        _ => return None,
+    })
+}
+
+/// Replaces the mnemonic (the text up to the first blank) by objdump's
+/// spelling, and separates it from the operands with a tab (RISC).
+fn finish(mode: Mode, text: &str) -> String {
+    let (m, ops) = match text.find(' ') {
+        Some(i) => (&text[..i], text[i..].trim_start()),
+        None => (text, ""),
+    };
+    let m = objdump_spelling(mode, m).unwrap_or(m);
+    match (mode, ops.is_empty()) {
+        (_, true) => m.to_string(),
+        (Mode::X86_64, false) => format!("{m:<6} {ops}"),
+        _ => format!("{m}\t{ops}"),
+    }
+}
+
+/// Decodes the instruction at the start of `bytes`, located at `ip`.
+/// Bytes that decode to nothing become objdump's placeholders (`(bad)`,
+/// `.byte 0xNN`, `.inst 0x…`, `.2byte`), so the rest stays in step.
+pub(super) fn decode(mode: Mode, bytes: &[u8], ip: u64) -> Insn {
+    match mode {
+        Mode::X86_64 => {
+            use iced_x86::Formatter as _;
+            let mut d = iced_x86::Decoder::with_ip(64, bytes, ip, iced_x86::DecoderOptions::NONE);
+            let ins = d.decode();
+            if ins.is_invalid() {
+                let text = match (x86_prefix(bytes[0]), d.last_error()) {
+                    (Some(p), _) => p.to_string(),
+                    (None, iced_x86::DecoderError::NoMoreBytes) => {
+                        format!(".byte 0x{:x}", bytes[0])
+                    }
+                    (None, _) => "(bad)".to_string(),
+                };
+                return Insn { len: 1, text };
+            }
+            let mut f = iced_x86::GasFormatter::new();
+            let o = f.options_mut();
+            o.set_uppercase_hex(false);
+            o.set_branch_leading_zeros(false);
+            o.set_leading_zeros(false);
+            o.set_rip_relative_addresses(true);
+            let mut text = String::new();
+            f.format(&ins, &mut text);
+            Insn {
+                len: ins.len(),
+                text: finish(mode, &text),
+            }
+        }
+        Mode::Arm64 => {
+            let d = yaxpeax_arm::armv8::a64::InstDecoder::default();
+            if bytes.len() < 4 {
+                return short(bytes);
+            }
+            let text = match d.decode(&mut U8Reader::new(&bytes[..4])) {
+                Ok(i) => finish(mode, &i.to_string()),
+                Err(_) => {
+                    let w = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                    format!(".inst\t0x{w:08x} ; undefined")
+                }
+            };
+            Insn { len: 4, text }
+        }
+        Mode::Arm | Mode::Thumb => {
+            let d = if mode == Mode::Arm {
+                yaxpeax_arm::armv7::InstDecoder::default()
+            } else {
+                yaxpeax_arm::armv7::InstDecoder::default_thumb()
+            };
+            // yaxpeax-arm 0.5 has no ARM-state `udf`, the instruction ARM's
+            // BUG() traps with (`0xe7f001f2`, arch/arm/include/asm/bug.h).
+            if mode == Mode::Arm && bytes.len() >= 4 {
+                let w = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                if w & 0xfff0_00f0 == 0xe7f0_00f0 {
+                    let imm = ((w >> 4) & 0xfff0) | (w & 0xf);
+                    return Insn {
+                        len: 4,
+                        text: format!("udf\t#{imm}"),
+                    };
+                }
+            }
+            match d.decode(&mut U8Reader::new(bytes)) {
+                Ok(i) => Insn {
+                    len: i.len().to_const() as usize,
+                    text: finish(mode, &i.to_string()),
+                },
+                Err(_) if mode == Mode::Thumb && bytes.len() >= 2 => Insn {
+                    len: 2,
+                    text: format!(".short\t0x{:04x}", u16::from_le_bytes([bytes[0], bytes[1]])),
+                },
+                Err(_) if bytes.len() >= 4 => Insn {
+                    len: 4,
+                    text: format!(
+                        ".word\t0x{:08x}",
+                        u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+                    ),
+                },
+                Err(_) => short(bytes),
+            }
+        }
+        Mode::Riscv64 => match disc_v::decode_bytes(disc_v::Isa::Rv64, ip, bytes) {
+            Some(i) => Insn {
+                len: i.length(),
+                text: finish(mode, &i.to_string()),
+            },
+            None => short(bytes),
+        },
+    }
+}
+
+/// The bytes of a truncated last instruction, one row.
+fn short(bytes: &[u8]) -> Insn {
+    let mut text = String::from(".byte\t");
+    for (k, b) in bytes.iter().enumerate() {
+        let _ = write!(text, "{}0x{b:02x}", if k > 0 { "," } else { "" });
+    }
+    Insn {
+        len: bytes.len(),
+        text,
+    }
+}
+
+/// The instructions of `bytes` from offset 0, as (offset, instruction).
+pub(super) fn disassemble(mode: Mode, bytes: &[u8], ip: u64) -> Vec<(usize, Insn)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let i = decode(mode, &bytes[at..], ip.wrapping_add(at as u64));
+        let len = i.len.max(1);
+        out.push((at, i));
+        at += len;
+    }
+    out
+}
+
+/// `objdump`'s byte column for one instruction's `bytes` in `mode`:
+/// bytes (x86), one word (arm64, ARM, a 4-byte RISC-V instruction) or
+/// half-words (Thumb), each word or half-word as a little-endian value.
+pub(super) fn push_hex(out: &mut Vec<u8>, mode: Mode, bytes: &[u8]) {
+    let unit = match mode {
+        Mode::X86_64 => 1,
+        Mode::Arm64 | Mode::Arm => 4,
+        Mode::Riscv64 if bytes.len() == 4 => 4,
+        Mode::Thumb | Mode::Riscv64 => 2,
+    };
+    let start = out.len();
+    for (k, c) in bytes.chunks(unit).enumerate() {
+        if k > 0 {
+            out.push(b' ');
+        }
+        // A truncated last unit prints its bytes as they come.
+        let value: Vec<u8> = if c.len() == unit {
+            c.iter().rev().copied().collect()
+        } else {
+            c.to_vec()
+        };
+        for b in value {
+            let _ = write!(HexOut(out), "{b:02x}");
+        }
+    }
+    let pad = match mode {
+        Mode::X86_64 => 21,
+        _ => 9,
+    };
+    let w = out.len() - start;
+    out.resize(start + w.max(pad), b' ');
+}
+
+/// `fmt::Write` into a byte vector.
+struct HexOut<'v>(&'v mut Vec<u8>);
+
+impl std::fmt::Write for HexOut<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_of_each_architecture_parse() {
+        let x = parse(b"Code: 48 89 e5 <0f> 0b").unwrap();
+        assert_eq!(
+            (x.bytes, x.width, x.trap),
+            (vec![0x48, 0x89, 0xe5, 0x0f, 0x0b], 2, Some(3))
+        );
+        let a = parse(b"Code: d503233f (d4210000)").unwrap();
+        assert_eq!(
+            a.bytes,
+            vec![0x3f, 0x23, 0x03, 0xd5, 0x00, 0x00, 0x21, 0xd4]
+        );
+        assert_eq!(a.trap, Some(4));
+        let t = parse(b"Code: 4620 f7ff (de02)").unwrap();
+        assert_eq!(t.bytes, vec![0x20, 0x46, 0xff, 0xf7, 0x02, 0xde]);
+        assert_eq!((t.width, t.trap), (4, Some(4)));
+        for bad in [
+            &b"Code: Bad RIP value."[..],
+            b"Code: Unable to access opcode bytes at 0xffffffff81000000.",
+            b"Code: 48 8 e5",
+            b"Code: 48 89e5",
+            b"Code: <48> <89>",
+            b"Code: ",
+        ] {
+            assert_eq!(parse(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn each_instruction_set_decodes_as_objdump_spells_it() {
+        let x = disassemble(Mode::X86_64, &[0x48, 0x89, 0xe5, 0x0f, 0x0b, 0x48], 0);
+        let t: Vec<_> = x.iter().map(|(o, i)| (*o, i.text.as_str())).collect();
+        assert_eq!(t, vec![(0, "mov    %rsp,%rbp"), (3, "ud2"), (5, "rex.W")]);
+        let a = disassemble(Mode::Arm64, &[0x00, 0x00, 0x21, 0xd4], 0);
+        assert_eq!(a[0].1.text, "brk\t#0x800");
+        let r = disassemble(Mode::Riscv64, &[0x02, 0x90, 0x82, 0x80], 0);
+        let t: Vec<_> = r.iter().map(|(_, i)| i.text.as_str()).collect();
+        assert_eq!(t, vec!["ebreak", "ret"]);
+        let th = disassemble(Mode::Thumb, &[0x02, 0xde], 0);
+        assert_eq!(th[0].1.len, 2);
+        assert_eq!(mode(None, 4), None);
+        assert_eq!(mode(Some(Arch::Arm), 4), Some(Mode::Thumb));
+    }
+}

@@ -1,0 +1,186 @@
+//! The output form of a `Code:` line: the line itself, then its
+//! disassembly in `scripts/decodecode`'s layout:
+//!
+//! ```text
+//! All code
+//! ========
+//!    0:    48 89 e5                 mov    %rsp,%rbp
+//!    3:*    0f 0b                    ud2        <-- trapping instruction
+//!
+//! Code starting with the faulting instruction
+//! ===========================================
+//!    0:    0f 0b                    ud2
+//! ```
+//!
+//! When the report gave the faulting address, each `All code` row ends in
+//! `\t# ADDR func+0xOFF/0xSIZE`, and, with a lines blob, ` FILE:LINE` of
+//! the innermost frame where it changes. `--json` prints one object per
+//! `Code:` line instead.
+
+use super::code::{self, Insn, Mode};
+use super::emit::Prefix;
+use super::*;
+
+/// What the blob says of one instruction's address.
+struct Place<'a> {
+    hit: Option<emit::Hit<'a>>,
+    row: Option<SourceRow>,
+}
+
+impl<'a> Resolver<'_, 'a> {
+    /// Writes a [`Plan::Code`] line and, when its bytes read, its
+    /// disassembly (or, with `--json`, its JSON object).
+    pub(super) fn emit_code(
+        &mut self,
+        line: &[u8],
+        prefix: usize,
+        arch: Option<code::Arch>,
+        fault: Option<u64>,
+        out: &mut Vec<u8>,
+    ) {
+        let (body, _) = trim_end_nl(line);
+        let parsed =
+            code::parse(&body[prefix..]).and_then(|c| Some((code::mode(arch, c.width)?, c)));
+        let Some((mode, c)) = parsed else {
+            if !self.opts.json {
+                out.extend_from_slice(line);
+            }
+            return;
+        };
+        // The address of the line's first byte, when the fault's is known.
+        let base = match (fault, c.trap) {
+            (Some(f), Some(t)) => Some(f.wrapping_sub(t as u64)),
+            _ => None,
+        };
+        let all = code::disassemble(mode, &c.bytes, base.unwrap_or(0));
+        if self.opts.json {
+            return self.code_json(mode, &c, &all, base, out);
+        }
+        out.extend_from_slice(line);
+        if !line.ends_with(b"\n") {
+            out.push(b'\n');
+        }
+        out.extend_from_slice(b"All code\n========\n");
+        let mut last_line: Option<(u32, u32)> = None;
+        for (off, insn) in &all {
+            let trapping = c.trap == Some(*off);
+            self.code_row(out, mode, &c.bytes, *off, insn, trapping);
+            if let Some(b) = base {
+                let addr = b.wrapping_add(*off as u64);
+                let place = self.place(addr);
+                out.extend_from_slice(b"\t# ");
+                hex::push_u64_padded(out, addr);
+                out.push(b' ');
+                self.push_sym(out, place.hit.as_ref(), self.opts.size, true);
+                if let (Some(lines), Some(row)) = (self.lines, place.row.filter(|r| r.file != 0))
+                    && let Some(f) = lines.frames(&row).next()
+                    && last_line != Some((f.file, f.line))
+                {
+                    last_line = Some((f.file, f.line));
+                    out.push(b' ');
+                    self.push_file(out, &f, Prefix::User, true);
+                    out.push(b':');
+                    emit::push_u32(out, f.line);
+                }
+            }
+            if trapping {
+                out.extend_from_slice(b"\t\t<-- trapping instruction");
+            }
+            out.push(b'\n');
+        }
+        if let Some(t) = c.trap {
+            out.extend_from_slice(
+                b"\nCode starting with the faulting instruction\n===========================================\n",
+            );
+            let ip = base.map_or(0, |b| b.wrapping_add(t as u64));
+            for (off, insn) in code::disassemble(mode, &c.bytes[t..], ip) {
+                self.code_row(out, mode, &c.bytes[t..], off, &insn, false);
+                out.push(b'\n');
+            }
+        }
+    }
+
+    /// `%4x:\tBYTES\tTEXT` (`*` after the colon when trapping).
+    fn code_row(
+        &self,
+        out: &mut Vec<u8>,
+        mode: Mode,
+        bytes: &[u8],
+        off: usize,
+        insn: &Insn,
+        trapping: bool,
+    ) {
+        let _ = write!(out, "{off:4x}:");
+        if trapping {
+            out.push(b'*');
+        }
+        out.push(b'\t');
+        let end = (off + insn.len).min(bytes.len());
+        code::push_hex(out, mode, &bytes[off..end]);
+        out.push(b'\t');
+        out.extend_from_slice(insn.text.as_bytes());
+    }
+
+    /// The symbol and source row at runtime address `addr` (slide
+    /// removed), one lookup: `Code:` lines are rare.
+    fn place(&mut self, addr: u64) -> Place<'a> {
+        let a = addr.wrapping_sub(self.opts.slide);
+        let hit = self.map.lookup_address(a);
+        let row = self.lines.and_then(|l| l.find(a));
+        Place {
+            hit: hit.as_ref().map(emit::Hit::from),
+            row,
+        }
+    }
+
+    /// `{"line":N,"arch":…,"instructions":[{"offset":N,"bytes":"…",
+    /// "text":"…","trapping":bool[,"addr","name","frames"]},…]}`:
+    /// `offset` counts bytes from the line's first, `bytes` is hex in
+    /// memory order.
+    fn code_json(
+        &mut self,
+        mode: Mode,
+        c: &code::CodeBytes,
+        all: &[(usize, Insn)],
+        base: Option<u64>,
+        out: &mut Vec<u8>,
+    ) {
+        let _ = write!(
+            out,
+            "{{\"line\":{},\"arch\":\"{}\",\"instructions\":[",
+            self.emitting,
+            mode.arch().name()
+        );
+        for (k, (off, insn)) in all.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            let _ = write!(out, "{{\"offset\":{off},\"bytes\":\"");
+            for b in &c.bytes[*off..(*off + insn.len).min(c.bytes.len())] {
+                let _ = write!(out, "{b:02x}");
+            }
+            out.extend_from_slice(b"\",\"text\":");
+            let _ = serde_json::to_writer(&mut *out, &insn.text.replace('\t', " "));
+            let _ = write!(out, ",\"trapping\":{}", c.trap == Some(*off));
+            if let Some(b) = base {
+                let addr = b.wrapping_add(*off as u64);
+                let place = self.place(addr);
+                out.extend_from_slice(b",\"addr\":\"0x");
+                hex::push_u64_padded(out, addr);
+                out.extend_from_slice(b"\",\"name\":");
+                let mut name = Vec::new();
+                if let Some(h) = &place.hit {
+                    self.push_sym(&mut name, Some(h), true, true);
+                    let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
+                } else {
+                    out.extend_from_slice(b"null");
+                }
+                if self.lines.is_some() {
+                    self.push_json_frames(out, place.row.filter(|r| r.file != 0).as_ref());
+                }
+            }
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"]}\n");
+    }
+}

@@ -1,0 +1,223 @@
+//! `Code:` lines against GNU objdump: every `Code:` line of the golden
+//! reports (tests/golden/reports*.in) is disassembled by `ksym-resolve
+//! --json` and by the objdump of its architecture (`objdump -D -b binary`,
+//! as scripts/decodecode runs it), and the two must agree on instruction
+//! boundaries, bytes and mnemonics.
+//!
+//! Spellings the comparison treats as one, each a known difference of
+//! binutils 2.40 (Debian 12), not of the instruction:
+//! - x86: a segment or operand-size prefix that objdump prints as a word
+//!   of its own before the mnemonic (`cs nopw`);
+//! - RISC-V: binutils 2.40 names compressed immediate instructions by
+//!   their register form (`c.addi4spn` as `add`, `c.slli` as `sll`);
+//!   binutils 2.41 and disc-v name them `addi`, `slli`;
+//! - Thumb-2: the width qualifiers `.n`/`.w` and the condition an `IT`
+//!   block adds (`movne.w` for `mov.w`): yaxpeax-arm 0.5 tracks neither.
+//!
+//! The cross objdumps come from Debian's binutils-aarch64-linux-gnu,
+//! -arm-linux-gnueabihf and -riscv64-linux-gnu (`.ci/run` installs them);
+//! where one is missing the test says SKIPPED for that architecture,
+//! except under `CI=true`, where it fails.
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// (offset, bytes as hex, mnemonic) rows of objdump's disassembly.
+fn objdump(
+    tool: &str,
+    machine: &str,
+    thumb: bool,
+    bytes: &[u8],
+) -> Option<Vec<(usize, String, String)>> {
+    let dir = scratch("code-lines");
+    let f = dir.join(format!("{machine}-{}.bin", bytes.len()));
+    std::fs::write(&f, bytes).unwrap();
+    let mut c = Command::new(tool);
+    c.args(["-D", "-b", "binary", "-m", machine]);
+    if thumb {
+        c.args(["-M", "force-thumb"]);
+    }
+    let out = c.arg(&f).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut rows: Vec<(usize, String, String)> = Vec::new();
+    for line in text.lines() {
+        let Some((off, rest)) = line.trim_start().split_once(":\t") else {
+            continue;
+        };
+        let Ok(off) = usize::from_str_radix(off, 16) else {
+            continue;
+        };
+        let (hexcol, insn) = rest.split_once('\t').unwrap_or((rest, ""));
+        let hexcol: String = hexcol.split_whitespace().collect();
+        if insn.is_empty() || insn.starts_with("Address ") {
+            // An x86 instruction's further bytes, or a truncated tail.
+            if let Some(last) = rows.last_mut().filter(|_| insn.is_empty()) {
+                last.1.push_str(&hexcol);
+            }
+            continue;
+        }
+        rows.push((off, hexcol, mnemonic(insn)));
+    }
+    Some(rows)
+}
+
+/// The mnemonic of an instruction's text, less x86 prefix words.
+fn mnemonic(text: &str) -> String {
+    const PREFIXES: [&str; 9] = [
+        "cs", "ds", "es", "ss", "fs", "gs", "data16", "addr32", "notrack",
+    ];
+    let mut words = text.split_whitespace().peekable();
+    while let Some(w) = words.peek() {
+        if PREFIXES.contains(w) && words.clone().nth(1).is_some() {
+            words.next();
+        } else {
+            break;
+        }
+    }
+    words.next().unwrap_or_default().to_string()
+}
+
+/// True when `ours` and objdump's `theirs` are one mnemonic under the
+/// documented spellings of this architecture.
+fn same(arch: &str, thumb: bool, len: usize, ours: &str, theirs: &str) -> bool {
+    if ours == theirs {
+        return true;
+    }
+    let bare = |m: &str| m.trim_end_matches(".n").trim_end_matches(".w").to_string();
+    match arch {
+        "riscv64" if len == 2 => {
+            let imm = |m: &str| -> String {
+                match m {
+                    "add" => "addi".into(),
+                    "addw" => "addiw".into(),
+                    "sll" | "srl" | "sra" | "and" => format!("{m}i"),
+                    _ => m.into(),
+                }
+            };
+            imm(theirs) == ours
+        }
+        "arm" if thumb => {
+            let (o, t) = (bare(ours), bare(theirs));
+            const CONDS: [&str; 14] = [
+                "eq", "ne", "cs", "cc", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le",
+            ];
+            o == t
+                || CONDS.iter().any(|c| {
+                    t.strip_suffix(c)
+                        .is_some_and(|s| s == o || format!("{s}s") == o)
+                })
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn code_lines_agree_with_objdump() {
+    let ci = std::env::var_os("CI").is_some_and(|v| v == "true");
+    let dir = scratch("code-lines-blob");
+    let blob = dir.join("k.bin");
+    let kallsyms = sample("kallsyms-6.18-sample.txt.xz");
+    std::fs::write(
+        &blob,
+        run_ok("ksym-pack", &[], &run_ok("ksym-filter", &[], &kallsyms)),
+    )
+    .unwrap();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut compared = 0;
+    let mut skipped = std::collections::BTreeSet::new();
+    for input in ["reports.in", "reports-arch.in"] {
+        let text = std::fs::read(golden.join(input)).unwrap();
+        let out = run_ok("ksym-resolve", &["--json", blob.to_str().unwrap()], &text);
+        let src: Vec<&str> = std::str::from_utf8(&text).unwrap().lines().collect();
+        for line in lines(&out) {
+            let v: serde_json::Value = serde_json::from_slice(line).unwrap();
+            let Some(insns) = v["instructions"].as_array() else {
+                continue;
+            };
+            let arch = v["arch"].as_str().unwrap();
+            let code_line = src[v["line"].as_u64().unwrap() as usize - 1];
+            // Half-words on an ARM report are Thumb-2.
+            let width = code_line
+                .rsplit(' ')
+                .next()
+                .unwrap()
+                .trim_matches(['(', ')', '<', '>'])
+                .len();
+            let thumb = arch == "arm" && width == 4;
+            let (tool, machine) = match arch {
+                "x86_64" => ("objdump", "i386:x86-64"),
+                "arm64" => ("aarch64-linux-gnu-objdump", "aarch64"),
+                "arm" => ("arm-linux-gnueabihf-objdump", "arm"),
+                "riscv64" => ("riscv64-linux-gnu-objdump", "riscv:rv64"),
+                a => panic!("unexpected arch {a}"),
+            };
+            let bytes: Vec<u8> = insns
+                .iter()
+                .flat_map(|i| {
+                    let h = i["bytes"].as_str().unwrap();
+                    (0..h.len() / 2)
+                        .map(|k| u8::from_str_radix(&h[2 * k..2 * k + 2], 16).unwrap())
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let Some(theirs) = objdump(tool, machine, thumb, &bytes) else {
+                assert!(!ci, "{tool} is missing under CI=true");
+                skipped.insert(tool);
+                continue;
+            };
+            // objdump stops short of a truncated last instruction.
+            let ours: Vec<(usize, String, String)> = insns
+                .iter()
+                .map(|i| {
+                    let t = i["text"].as_str().unwrap();
+                    (
+                        i["offset"].as_u64().unwrap() as usize,
+                        i["bytes"].as_str().unwrap().to_string(),
+                        mnemonic(t),
+                    )
+                })
+                .filter(|(o, ..)| {
+                    theirs.iter().any(|t| t.0 == *o) || *o < theirs.last().map_or(0, |t| t.0)
+                })
+                .collect();
+            assert_eq!(
+                ours.iter().map(|o| o.0).collect::<Vec<_>>(),
+                theirs.iter().map(|t| t.0).collect::<Vec<_>>(),
+                "{input}: boundaries of `{code_line}`"
+            );
+            for (o, t) in ours.iter().zip(&theirs) {
+                // objdump shows words as values; ours are memory order.
+                let mut ob: Vec<String> = (0..o.1.len() / 2)
+                    .map(|k| o.1[2 * k..2 * k + 2].to_string())
+                    .collect();
+                if arch != "x86_64" {
+                    let unit = if !thumb && t.1.len() == 8 { 4 } else { 2 };
+                    ob = ob
+                        .chunks(unit)
+                        .flat_map(|c| c.iter().rev().cloned().collect::<Vec<_>>())
+                        .collect();
+                }
+                assert_eq!(
+                    ob.concat(),
+                    t.1,
+                    "{input}: bytes at {:#x} of `{code_line}`",
+                    o.0
+                );
+                assert!(
+                    same(arch, thumb, o.1.len() / 2, &o.2, &t.2),
+                    "{input}: at {:#x} of `{code_line}`: ksym `{}`, objdump `{}`",
+                    o.0,
+                    o.2,
+                    t.2
+                );
+                compared += 1;
+            }
+        }
+    }
+    for tool in &skipped {
+        eprintln!("SKIPPED: {tool} is not installed (apt-get install the cross binutils)");
+    }
+    assert!(compared >= 40, "only {compared} instructions compared");
+}
