@@ -133,6 +133,60 @@ print('  %-9s v2: %.2f M addr/s, v2/v1 time %.2fx, RSS %d KiB' % ('$kind', 1/v, 
     done
 done
 
+# Kernel logs: 1M lines of mixed reports (call traces behind the printk,
+# caller-id and journalctl prefixes, lockdep and WARNING lines, RIP and
+# register dumps, one x86 `Code:` line per report, and plain log lines),
+# naming the kallsyms sample's functions with their real sizes. Beside
+# ksym-resolve, KSYM_BASELINE_RESOLVE=path/to/an/older/ksym-resolve races
+# that binary on the same stream (before/after ratios).
+if [ -z "${LINES_ONLY:-}" ] && [ -f "$W/kallsyms-6.18-x86_64.txt.filt" ]; then
+    python3 - "$W/kallsyms-6.18-x86_64.txt.filt" "$W/dmesg.mixed" <<'PY'
+import random, sys
+rows = [l.split(" ", 2) for l in open(sys.argv[1])]
+rows = [(int(a, 16), n.strip()) for a, t, n in rows if t in "tT"]
+funcs = [(n, rows[i + 1][0] - a) for i, (a, n) in enumerate(rows[:-1]) if 0 < rows[i + 1][0] - a < 1 << 16]
+rng = random.Random(1)
+prefixes = ["[%5d.%06d] ", "[%5d.%06d][    C%d] ", "Nov 24 10:00:01 host kernel: [%5d.%06d] "]
+code = "Code: " + " ".join("%02x" % rng.randrange(256) for _ in range(42)) + " <0f> 0b " + " ".join("%02x" % rng.randrange(256) for _ in range(20))
+def ref():
+    n, size = rng.choice(funcs)
+    return "%s+0x%x/0x%x" % (n, rng.randrange(size), size)
+out = []
+t = 0
+while len(out) < 1_000_000:
+    p = rng.choice(prefixes)
+    t += 1
+    pre = p % ((t // 1000, t % 1000000, t % 4) if "C%d" in p else (t // 1000, t % 1000000))
+    kind = rng.random()
+    if kind < 0.04:
+        out += [pre + "RIP: 0010:" + ref(), pre + code,
+                pre + "RSP: 0018:ffffc90000003e28 EFLAGS: 00010246",
+                pre + "RAX: 0000000000000000 RBX: ffff888003e2f098 RCX: 0000000000000000",
+                pre + "Call Trace:", pre + " <TASK>"]
+    elif kind < 0.70:
+        out.append(pre + (" ? " if rng.random() < 0.3 else " ") + ref())
+    elif kind < 0.75:
+        out.append(pre + " #0: ffff888003e2f098 (&tty->ldisc_sem){++++}-{0:0}, at: " + ref())
+    elif kind < 0.77:
+        out.append(pre + "WARNING: CPU: 0 PID: 1 at fs/read_write.c:458 " + ref())
+    else:
+        out.append(pre + "usb 1-1: new high-speed USB device number %d using xhci_hcd" % t)
+open(sys.argv[2], "w").write("\n".join(out[:1_000_000]) + "\n")
+PY
+    echo "== mixed kernel log ($(wc -l < "$W/dmesg.mixed") lines)" >&2
+    if [ -n "${KSYM_BASELINE_RESOLVE:-}" ]; then
+        race "$W/dmesg.mixed" \
+            "ksym-resolve (mixed log)" "$B/ksym-resolve $W/kallsyms-6.18-x86_64.txt.bin" \
+            "baseline ksym-resolve (mixed log)" "$KSYM_BASELINE_RESOLVE $W/kallsyms-6.18-x86_64.txt.bin"
+        python3 -c "
+k, b = max(${WALLS[0]}, 1e-3), max(${WALLS[1]}, 1e-3)
+print('  mixed log: ksym %.2f M lines/s | baseline %.2f M lines/s | rate ksym/baseline %.2fx' % (1/k, 1/b, b/k))" >&2
+    else
+        race "$W/dmesg.mixed" "ksym-resolve (mixed log)" "$B/ksym-resolve $W/kallsyms-6.18-x86_64.txt.bin"
+        python3 -c "print('  mixed log: ksym %.2f M lines/s' % (1/max(${WALLS[0]}, 1e-3)))" >&2
+    fi
+fi
+
 # Scaling: generated symbol lists (names reuse the kallsyms vocabulary).
 [ -n "${LINES_ONLY:-}" ] || for n in ${SCALE-1000000 3000000}; do
     python3 - "$W/kallsyms-6.18-x86_64.txt.filt" "$n" > "$W/gen.txt" <<'PY'

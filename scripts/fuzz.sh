@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(reader reader_v2 lines nm_line roundtrip resolve_stream module_space kmod_elf)
+[ ${#targets[@]} -gt 0 ] || targets=(reader reader_v2 lines nm_line roundtrip resolve_stream reports module_space kmod_elf)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 # Input caps per target: every code path is reached well below them, and a
 # run's cost grows with its input (roundtrip packs it, resolve_stream
@@ -17,7 +17,7 @@ command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 max_len() {
     case $1 in
         roundtrip) echo 256 ;;
-        resolve_stream) echo 512 ;;
+        resolve_stream | reports) echo 512 ;;
         nm_line) echo 65536 ;;
         kmod_elf) echo 32768 ;;
         *) echo 4096 ;;

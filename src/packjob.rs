@@ -213,7 +213,9 @@ impl PackJob {
                     },
                     || {
                         modules.as_ref().map(|(dir, skip)| {
-                            crate::kmod::read_modules(dir, lines.is_some(), *skip)
+                            // Modules carry their own DWARF: their lines are packed
+                            // with or without vmlinux's (`--lines`).
+                            crate::kmod::read_modules(dir, true, *skip)
                         })
                     },
                 );

@@ -194,6 +194,7 @@ fn objdump_spelling(mode: Mode, m: &str) -> Option<&'static str> {
         (Mode::X86_64, "jmpq") => "jmp",
         (Mode::X86_64, "callq") => "call",
         (Mode::X86_64, "retq") => "ret",
+        (Mode::X86_64, "iretl") => "iret",
         (Mode::Arm64, "b.hs") => "b.cs",
         (Mode::Arm64, "b.lo") => "b.cc",
         _ => return None,
@@ -320,11 +321,31 @@ fn short(bytes: &[u8]) -> Insn {
     }
 }
 
+/// The text of a run of zero bytes that objdump skips.
+pub(super) const ZEROES: &str = "...";
+
 /// The instructions of `bytes` from offset 0, as (offset, instruction).
+/// Runs of zero bytes are skipped as objdump skips them (binutils'
+/// `disassemble_bytes`, without `--disassemble-zeroes`): 3 or more at the
+/// end, 8 or more (in multiples of 4) elsewhere, each as one [`ZEROES`]
+/// entry.
 pub(super) fn disassemble(mode: Mode, bytes: &[u8], ip: u64) -> Vec<(usize, Insn)> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
+        let z = bytes[at..].iter().take_while(|&&b| b == 0).count();
+        let skip = if at + z == bytes.len() { z } else { z & !3 };
+        if (at + z == bytes.len() && z >= 3) || z >= 8 {
+            out.push((
+                at,
+                Insn {
+                    len: skip,
+                    text: ZEROES.to_string(),
+                },
+            ));
+            at += skip;
+            continue;
+        }
         let i = decode(mode, &bytes[at..], ip.wrapping_add(at as u64));
         let len = i.len.max(1);
         out.push((at, i));

@@ -1,7 +1,7 @@
 //! The output forms: text lines (kernel `%pS` style, perf frames,
 //! decode_stacktrace style), JSON objects, source lines and inline frames.
 
-use super::kinds::{find, is_blank};
+use super::bytes::{find, is_blank};
 use super::*;
 use crate::blob::v2::source_lines::read::SourceFrame;
 

@@ -35,7 +35,23 @@ impl<'a> Resolver<'_, 'a> {
         line: &[u8],
         prefix: usize,
         arch: Option<code::Arch>,
+        fault: Option<super::plan::Fault>,
+        out: &mut Vec<u8>,
+    ) {
+        let module = fault.is_some_and(|f| f.module);
+        self.in_space(module, |me| {
+            me.code_block(line, prefix, arch, fault.map(|f| f.addr), module, out)
+        });
+    }
+
+    /// [`Self::emit_code`] with the fault's space in place.
+    fn code_block(
+        &mut self,
+        line: &[u8],
+        prefix: usize,
+        arch: Option<code::Arch>,
         fault: Option<u64>,
+        module: bool,
         out: &mut Vec<u8>,
     ) {
         let (body, _) = trim_end_nl(line);
@@ -54,7 +70,7 @@ impl<'a> Resolver<'_, 'a> {
         };
         let all = code::disassemble(mode, &c.bytes, base.unwrap_or(0));
         if self.opts.json {
-            return self.code_json(mode, &c, &all, base, out);
+            return self.code_json(mode, &c, &all, base, module, out);
         }
         out.extend_from_slice(line);
         if !line.ends_with(b"\n") {
@@ -65,12 +81,19 @@ impl<'a> Resolver<'_, 'a> {
         for (off, insn) in &all {
             let trapping = c.trap == Some(*off);
             self.code_row(out, mode, &c.bytes, *off, insn, trapping);
+            if insn.text == code::ZEROES {
+                out.push(b'\n');
+                continue;
+            }
             if let Some(b) = base {
                 let addr = b.wrapping_add(*off as u64);
-                let place = self.place(addr);
+                let place = self.place(addr, module);
                 out.extend_from_slice(b"\t# ");
-                hex::push_u64_padded(out, addr);
-                out.push(b' ');
+                // A module-space address means nothing at runtime.
+                if !module {
+                    hex::push_u64_padded(out, addr);
+                    out.push(b' ');
+                }
                 self.push_sym(out, place.hit.as_ref(), self.opts.size, true);
                 if let (Some(lines), Some(row)) = (self.lines, place.row.filter(|r| r.file != 0))
                     && let Some(f) = lines.frames(&row).next()
@@ -110,6 +133,10 @@ impl<'a> Resolver<'_, 'a> {
         insn: &Insn,
         trapping: bool,
     ) {
+        if insn.text == code::ZEROES {
+            out.extend_from_slice(b"\t...");
+            return;
+        }
         let _ = write!(out, "{off:4x}:");
         if trapping {
             out.push(b'*');
@@ -122,14 +149,25 @@ impl<'a> Resolver<'_, 'a> {
     }
 
     /// The symbol and source row at runtime address `addr` (slide
-    /// removed), one lookup: `Code:` lines are rare.
-    fn place(&mut self, addr: u64) -> Place<'a> {
+    /// removed), or at module-space address `addr` (with the module
+    /// space's tables in place); one lookup: `Code:` lines are rare.
+    fn place(&mut self, addr: u64, module: bool) -> Place<'a> {
+        let row = |a: u64, me: &Self| me.lines.and_then(|l| l.find(a));
+        if module {
+            let hit = self
+                .modules
+                .and_then(|ms| ms.lookup_address(addr))
+                .map(|h| h.hit);
+            return Place {
+                hit: hit.as_ref().map(emit::Hit::from),
+                row: row(addr, self),
+            };
+        }
         let a = addr.wrapping_sub(self.opts.slide);
         let hit = self.map.lookup_address(a);
-        let row = self.lines.and_then(|l| l.find(a));
         Place {
             hit: hit.as_ref().map(emit::Hit::from),
-            row,
+            row: row(a, self),
         }
     }
 
@@ -143,6 +181,7 @@ impl<'a> Resolver<'_, 'a> {
         c: &code::CodeBytes,
         all: &[(usize, Insn)],
         base: Option<u64>,
+        module: bool,
         out: &mut Vec<u8>,
     ) {
         let _ = write!(
@@ -164,10 +203,13 @@ impl<'a> Resolver<'_, 'a> {
             let _ = write!(out, ",\"trapping\":{}", c.trap == Some(*off));
             if let Some(b) = base {
                 let addr = b.wrapping_add(*off as u64);
-                let place = self.place(addr);
-                out.extend_from_slice(b",\"addr\":\"0x");
-                hex::push_u64_padded(out, addr);
-                out.extend_from_slice(b"\",\"name\":");
+                let place = self.place(addr, module);
+                if !module {
+                    out.extend_from_slice(b",\"addr\":\"0x");
+                    hex::push_u64_padded(out, addr);
+                    out.push(b'"');
+                }
+                out.extend_from_slice(b",\"name\":");
                 let mut name = Vec::new();
                 if let Some(h) = &place.hit {
                     self.push_sym(&mut name, Some(h), true, true);

@@ -3,16 +3,16 @@
 //! (Linux 6.1, `handle_line`) prints it when the blob has its source
 //! lines, the log prefix kept before it; and one JSON object per reference.
 
+use super::bytes::{self, is_blank, parse_sym_off};
 use super::emit::{Hit, Looked};
-use super::kinds::{is_blank, parse_sym_off};
 use super::logline::{Edit, Found};
 use super::*;
 
 /// True for a word the script drops: it holds `[<…>]`.
 fn is_frame_word(w: &[u8]) -> bool {
-    kinds::find(w, b"[<").is_some_and(|o| {
+    bytes::find(w, b"[<").is_some_and(|o| {
         let r = &w[o + 2..];
-        kinds::find(r, b">]").is_some_and(|c| c > 0 && !r[..c].contains(&b']'))
+        bytes::find(r, b">]").is_some_and(|c| c > 0 && !r[..c].contains(&b']'))
     })
 }
 
@@ -47,8 +47,9 @@ impl Resolver<'_, '_> {
                 let Found::Raw { edit, .. } = r.r.found else {
                     continue;
                 };
+                // An address the blob does not know keeps its raw form.
                 let hit = looked.hits[j];
-                if edit == Edit::Keep || (edit != Edit::Replace && hit.is_none()) {
+                if edit == Edit::Keep || hit.is_none() {
                     continue;
                 }
                 out.extend_from_slice(&body[at..r.r.from]);
@@ -61,7 +62,7 @@ impl Resolver<'_, '_> {
     }
 
     /// Runs `f` with the module space's tables in place when `module`.
-    fn in_space<T>(&mut self, module: bool, f: impl FnOnce(&mut Self) -> T) -> T {
+    pub(super) fn in_space<T>(&mut self, module: bool, f: impl FnOnce(&mut Self) -> T) -> T {
         if module {
             self.swap_spaces();
         }
@@ -132,11 +133,11 @@ impl Resolver<'_, '_> {
         let mut j = 0;
         let mut at = prefix;
         while at < end {
-            at = kinds::skip_blanks(body, at);
+            at = bytes::skip_blanks(body, at);
             if at >= end {
                 break;
             }
-            let we = kinds::token_end(body, at);
+            let we = bytes::token_end(body, at);
             let w = &body[at..we];
             while j < refs.len() && refs[j].r.to <= at && refs[j].r.from < at {
                 j += 1;

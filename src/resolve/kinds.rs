@@ -2,106 +2,15 @@
 //! log line, `Code:` line) and where in each the addresses are; log lines
 //! are read by `logline.rs` behind the prefix `prefix.rs` finds.
 
+use super::bytes::*;
+use super::plan::{Lookup, Plan};
 use super::*;
-
-#[inline]
-pub(super) fn trim_end_nl(line: &[u8]) -> (&[u8], &[u8]) {
-    let mut end = line.len();
-    if end > 0 && line[end - 1] == b'\n' {
-        end -= 1;
-        if end > 0 && line[end - 1] == b'\r' {
-            end -= 1;
-        }
-    }
-    (&line[..end], &line[end..])
-}
-
-#[inline]
-pub(super) fn is_blank(b: u8) -> bool {
-    b == b' ' || b == b'\t'
-}
-
-pub(super) fn skip_blanks(s: &[u8], at: usize) -> usize {
-    at + s[at..].iter().take_while(|&&b| is_blank(b)).count()
-}
-
-pub(super) fn strip_0x(s: &[u8]) -> Option<&[u8]> {
-    s.strip_prefix(b"0x").or_else(|| s.strip_prefix(b"0X"))
-}
-
-pub(super) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    bstr::ByteSlice::find(hay, needle)
-}
-
-/// End of the token starting at `at` (up to a blank or the end).
-pub(super) fn token_end(s: &[u8], at: usize) -> usize {
-    at + s[at..]
-        .iter()
-        .position(|&b| is_blank(b))
-        .unwrap_or(s.len() - at)
-}
-
-/// `name+0xOFF[/0xSIZE]` → (name, offset, size).
-pub(super) fn parse_sym_off(tok: &[u8]) -> Option<(&[u8], u64, Option<u64>)> {
-    let plus = tok.iter().rposition(|&b| b == b'+')?;
-    let (name, rest) = (&tok[..plus], &tok[plus + 1..]);
-    if name.is_empty() {
-        return None;
-    }
-    let (off, size) = match rest.iter().position(|&b| b == b'/') {
-        Some(sl) => (
-            &rest[..sl],
-            Some(hex::parse_u64(strip_0x(&rest[sl + 1..])?)?),
-        ),
-        None => (rest, None),
-    };
-    Some((name, hex::parse_u64(strip_0x(off)?)?, size))
-}
 
 const KERNEL_DSOS: [&[u8]; 3] = [
     b" ([kernel.kallsyms])",
     b" ([guest.kernel.kallsyms])",
     b" ([kernel.vmlinux])",
 ];
-
-/// What to do with one line. The lookups a line needs are kept beside
-/// its plan in the batch ([`Lookup`]): one for `Bare` and `Replace`, one
-/// per reference for `Log`.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Plan {
-    /// Copy it unchanged.
-    Pass,
-    /// A bare address: print `ADDR TYPE NAME+0xOFF/0xSIZE`.
-    Bare { addr: u64 },
-    /// A perf or bcc frame: replace `body[from..to]` with `NAME+0xOFF`;
-    /// perf frames carry their DSO in a column of their own.
-    Replace { addr: u64, from: usize, to: usize },
-    /// A kernel log line with code references (`logline.rs`), the
-    /// batch's `refs[refs]`, behind a log prefix of `prefix` bytes; with
-    /// `script`, rewritten as decode_stacktrace.sh does (a blob with the
-    /// source lines of one of its references).
-    Log {
-        prefix: usize,
-        refs: (u32, u32),
-        script: bool,
-    },
-    /// A `Code:` line (`code.rs`): printed, then disassembled.
-    Code {
-        prefix: usize,
-        arch: Option<super::code::Arch>,
-        fault: Option<u64>,
-    },
-}
-
-/// One address a line needs looked up: `addr` (as the input shows it,
-/// slide not yet removed) in the kernel's space, or `module_addr` in the
-/// module space; `lines` when its output shows source lines.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Lookup {
-    pub addr: Option<u64>,
-    pub module_addr: Option<u64>,
-    pub lines: bool,
-}
 
 impl Resolver<'_, '_> {
     /// Decides what to do with a line, and pushes the lookups it needs

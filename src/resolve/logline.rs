@@ -13,7 +13,7 @@
 //!
 //! [`scan`] only parses: the resolver looks the references up.
 
-use super::kinds::{find, is_blank, parse_sym_off, strip_0x};
+use super::bytes::{find, is_blank, parse_sym_off, strip_0x};
 use crate::text::hex;
 
 /// What a reference on a line is.
@@ -198,6 +198,11 @@ pub(super) fn scan(line: &[u8], at: usize, ws: &mut Vec<(usize, usize)>, out: &m
             }
             let (vs, ve) = ws[vk];
             let v = &line[vs..ve];
+            // arm's `pc : [<ADDR>]`: a frame bracket, read as one.
+            if frame_bracket(v).is_some() {
+                k = vk;
+                continue;
+            }
             let (ca, cb) = core(v);
             if !is_sym_ref(&v[ca..cb])
                 && let Some((addr, edit)) = raw_value(&v[ca..cb])
@@ -311,8 +316,16 @@ fn pc_field(ws: &[(usize, usize)], line: &[u8], k: usize) -> Option<(usize, Opti
     let w = |i: usize| ws.get(i).map(|&(a, b)| &line[a..b]);
     let this = w(k)?;
     match this {
-        // x86: `RIP: 0010:X` (the segment is part of the value word).
-        b"RIP:" | b"EIP:" => Some((k + 1, None)).filter(|_| w(k + 1).is_some()),
+        // x86: `RIP: 0010:X` (the segment is part of the value word); a
+        // user-mode segment (`0033:`, `0023:`, `002b:`) holds no kernel
+        // address.
+        b"RIP:" | b"EIP:" => {
+            let v = w(k + 1)?;
+            let user = [&b"0033:"[..], b"0023:", b"002b:"]
+                .iter()
+                .any(|u| v.starts_with(u));
+            (!user).then_some((k + 1, None))
+        }
         // arm64 `pc : X`, `lr : X`; riscv `epc : X`, ` ra : X`.
         b"pc" | b"lr" | b"epc" | b"ra" if w(k + 1) == Some(b":") && w(k + 2).is_some() => {
             Some((k + 2, None))

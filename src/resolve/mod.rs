@@ -50,6 +50,7 @@ use crate::blob::v2::source_lines::read::{LineTable, SourceRow};
 use crate::text::hex;
 use crate::text::lines::{Line, for_each_line};
 
+mod bytes;
 mod cache;
 pub mod code;
 mod emit;
@@ -60,6 +61,7 @@ mod kinds;
 mod logline;
 mod modules;
 mod oops;
+mod plan;
 mod prefix;
 mod rows;
 pub mod store_run;
@@ -67,9 +69,10 @@ pub mod store_run;
 use cache::{DecodedCache, NameCache, RowCache};
 use rows::RowTable;
 
-use kinds::{Lookup, Plan, trim_end_nl};
+use bytes::trim_end_nl;
 pub use modules::LoadedModules;
 pub(crate) use oops::LineRef;
+use plan::{Lookup, Plan};
 
 /// Lines longer than this are passed through in pieces without being parsed.
 pub const MAX_LINE: usize = 64 * 1024;

@@ -2,9 +2,10 @@
 //! turned into lookups, the report's architecture and faulting address
 //! followed from line to line for its `Code:` line.
 
+use super::bytes::{is_blank, parse_sym_off};
 use super::code::Arch;
-use super::kinds::{Lookup, Plan, parse_sym_off};
 use super::logline::{Found, Reference, scan};
+use super::plan::{Fault, Lookup, Plan};
 use super::prefix::prefix_len;
 use super::*;
 
@@ -49,12 +50,12 @@ pub(crate) struct LineRef {
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Report {
     pub arch: Option<Arch>,
-    pub fault: Option<u64>,
+    pub fault: Option<Fault>,
 }
 
 /// The architecture a register line's first word shows, if any.
 fn arch_of(msg: &[u8]) -> Option<Arch> {
-    let m = &msg[msg.iter().take_while(|&&b| kinds::is_blank(b)).count()..];
+    let m = &msg[msg.iter().take_while(|&&b| is_blank(b)).count()..];
     if m.starts_with(b"RIP: ") {
         Some(Arch::X86_64)
     } else if m.starts_with(b"pc : [<") || m.starts_with(b"PC is at ") {
@@ -70,7 +71,7 @@ fn arch_of(msg: &[u8]) -> Option<Arch> {
 
 /// True for the line whose first reference is the faulting address.
 fn is_fault_line(msg: &[u8]) -> bool {
-    let m = &msg[msg.iter().take_while(|&&b| kinds::is_blank(b)).count()..];
+    let m = &msg[msg.iter().take_while(|&&b| is_blank(b)).count()..];
     [
         &b"RIP: "[..],
         b"pc : ",
@@ -103,6 +104,10 @@ impl Resolver<'_, '_> {
                 fault: self.report.fault.take(),
             };
         }
+        let fault_line = is_fault_line(msg);
+        if fault_line {
+            self.report.fault = None;
+        }
         let mut found = std::mem::take(&mut self.found);
         scan(body, prefix, &mut self.words, &mut found);
         if found.is_empty() {
@@ -110,14 +115,22 @@ impl Resolver<'_, '_> {
             return Plan::Pass;
         }
         let start = refs.len();
+        let first_lookup = lookups.len();
         let mut script = false;
         for r in &found {
             let lr = self.reference(body, *r, lookups);
             script |= lr.decodable;
             refs.push(lr);
         }
-        if is_fault_line(msg) {
-            self.report.fault = refs[start].addr;
+        if fault_line {
+            let r = refs[start];
+            self.report.fault = match (r.module, lookups[first_lookup].module_addr) {
+                (true, Some(addr)) => Some(Fault { addr, module: true }),
+                _ => r.addr.map(|addr| Fault {
+                    addr,
+                    module: false,
+                }),
+            };
         }
         self.found = found;
         Plan::Log {
@@ -157,8 +170,9 @@ impl Resolver<'_, '_> {
             unreachable!("logline::scan reports only name+0xOFF/0xSIZE references")
         };
         // `%pB` prints a return address as the function of ADDR − 1 with
-        // ADDR's offset: at a function's very end, offset equals size.
-        let back = u64::from(off == size && off > 0);
+        // ADDR's offset: a call at a function's very end names that
+        // function, with an offset equal to its size (`end` below).
+        let end = off == size && off > 0;
         if let Some(a) = raw {
             self.learn_slide(a, tok);
         }
@@ -182,14 +196,33 @@ impl Resolver<'_, '_> {
                 let bid = build_id.map(|(a, b)| &body[a..b]);
                 let before = self.stats.build_id_mismatch;
                 if let Some(a) = self.module_ref(m, bid, name, off) {
+                    // The end of the function in the blob, though the
+                    // kernel sized it to the end of the module's memory.
+                    let start = a.wrapping_sub(off);
+                    let ends = |ms: &ModuleSpace<'_>| {
+                        off > 0
+                            && ms
+                                .lookup_address(a - 1)
+                                .is_some_and(|h| a - 1 - h.hit.offset == start)
+                            && ms
+                                .lookup_address(a)
+                                .is_none_or(|h| a - h.hit.offset != start)
+                    };
+                    let back = u64::from(end || self.modules.as_ref().is_some_and(ends));
                     let at = a.wrapping_sub(back);
-                    let ok = self
-                        .modules
-                        .as_ref()
-                        .and_then(|ms| ms.lookup_address(at))
-                        .is_some_and(|h| {
-                            h.hit.offset == off - back && h.hit.size.is_none_or(|z| z == size)
-                        });
+                    let ok = self.modules.as_ref().is_some_and(|ms| {
+                        ms.lookup_address(at).is_some_and(|h| {
+                            let start = at - h.hit.offset;
+                            // The kernel sizes a section's last function up
+                            // to the end of the module's memory, which the
+                            // blob does not know: a larger size agrees.
+                            let last = |z: u64| ms.section_at(start + z) != ms.section_at(start);
+                            h.hit.offset == off - back
+                                && h.hit
+                                    .size
+                                    .is_none_or(|z| z == size || (size > z && last(z)))
+                        })
+                    });
                     lr.status = if ok { Status::Ok } else { Status::Mismatch };
                     lr.module = true;
                     lr.decodable = self.modules.as_ref().is_some_and(|ms| ms.lines().is_some())
@@ -206,6 +239,7 @@ impl Resolver<'_, '_> {
                 self.stats.checked += 1;
                 if let Some(s) = self.map.lookup_name(name) {
                     let a = s.address.wrapping_add(off);
+                    let back = u64::from(end);
                     let ok = self
                         .map
                         .lookup_address(a.wrapping_sub(back))

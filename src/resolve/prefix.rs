@@ -15,7 +15,7 @@
 //!   sub-second digits, or an ISO date `2026-11-24T10:00:01.123456+00:00`;
 //!   the tag is `kernel:` (or `kernel[PID]:`), within 64 bytes of the date.
 
-use super::kinds::is_blank;
+use super::bytes::is_blank;
 
 /// Length in bytes of the log prefix at the start of `line` (no newline),
 /// up to the first byte of the message; blanks between prefix parts and

@@ -12,8 +12,9 @@
 //! [`layout`] spells the paths, [`write`](mod@write) adds a blob to a
 //! directory store atomically, [`fetch`] reads a store (directory or HTTP)
 //! through a checked local cache, [`select`] finds which kernel a trace
-//! came from ([`crate::resolve::store_run`] resolves a
-//! stream with the right blob per trace), and [`debuginfod`] fetches an ELF by build-id from `DEBUGINFOD_URLS`.
+//! came from (`ksym-resolve --store` resolves a stream with the right
+//! blob per trace), and [`debuginfod`] fetches an ELF by build-id from
+//! `DEBUGINFOD_URLS`.
 
 use std::fmt;
 

@@ -2,6 +2,8 @@
 //! the xz samples and the shared corpus.
 #![allow(dead_code)]
 
+pub mod disasm;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
