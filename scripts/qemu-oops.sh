@@ -1,50 +1,92 @@
 #!/usr/bin/env bash
-# Boots Debian's 6.1 amd64 kernel under QEMU (TCG, no KVM) with a busybox
+# Boots Debian's 6.1 kernel under QEMU (TCG, no KVM) with a busybox
 # initramfs, loads four test modules built against Debian's headers
 # (tests/data/oops: BUG() and WARN() and a NULL dereference in .text, a
-# NULL dereference in .init.text) and leaves the console in OUT/console.txt,
-# the modules in OUT/modules/, and Linux 6.1's scripts/decode_stacktrace.sh
-# and scripts/decodecode (from Debian's linux-source-6.1, fetched once into
-# target/linux-6.1-scripts) in OUT/scripts/. Installs what it needs as root
-# (linux-image-6.1.0-56-amd64-unsigned, linux-headers-6.1.0-56-amd64,
-# busybox-static, qemu-system-x86, cpio); exit 77 when it cannot.
-#   scripts/qemu-oops.sh [OUT]      (default target/qemu-oops)
+# NULL dereference in .init.text), and leaves in OUT:
+#   console.txt   the console (for arm64 also the guest's /proc/kallsyms text
+#                 symbols between `ksym-qemu-oops: kallsyms` and `done`:
+#                 Debian's arm64 System.map is a placeholder);
+#   modules/      the modules, with DWARF;
+#   scripts/      Linux 6.1's decode_stacktrace.sh and decodecode (from
+#                 Debian's linux-source-6.1, fetched once into
+#                 target/linux-6.1-scripts).
+# KSYM_ARCH is x86_64 (default) or arm64; arm64 modules are cross-built
+# (gcc-aarch64-linux-gnu) against the arm64 headers with the host's kbuild
+# tools, its kernel, headers and busybox fetched once into target/arm64-debs.
+# Installs what it needs as root; exit 77 when it cannot.
+#   KSYM_ARCH=arm64 scripts/qemu-oops.sh [OUT]      (default target/qemu-oops-ARCH)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:-target/qemu-oops}
-REL=6.1.0-56-amd64
-KERNEL=/boot/vmlinuz-$REL
-HEADERS=/usr/src/linux-headers-$REL
+ARCH=${KSYM_ARCH:-x86_64}
+OUT=${1:-target/qemu-oops-$ARCH}
+V=6.1.0-56
 
 need=()
-[ -f "$KERNEL" ] || need+=(linux-image-$REL-unsigned)
-[ -d "$HEADERS" ] || need+=(linux-headers-$REL)
-[ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx insmod || need+=(busybox-static)
-command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+case $ARCH in
+    x86_64)
+        [ -f /boot/vmlinuz-$V-amd64 ] || need+=(linux-image-$V-amd64-unsigned)
+        [ -d /usr/src/linux-headers-$V-amd64 ] || need+=(linux-headers-$V-amd64)
+        command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+        { [ -x /bin/busybox ] && /bin/busybox --list | grep -qx insmod; } || need+=(busybox-static)
+        ;;
+    arm64)
+        [ -d /usr/src/linux-headers-$V-common ] || need+=(linux-headers-$V-common)
+        [ -d /usr/lib/linux-kbuild-6.1 ] || need+=(linux-kbuild-6.1)
+        command -v qemu-system-aarch64 >/dev/null || need+=(qemu-system-arm)
+        command -v aarch64-linux-gnu-gcc-12 >/dev/null || need+=(gcc-aarch64-linux-gnu)
+        command -v aarch64-linux-gnu-objdump >/dev/null || need+=(binutils-aarch64-linux-gnu)
+        ;;
+    *) echo "qemu-oops: KSYM_ARCH is x86_64 or arm64, not $ARCH" >&2; exit 2 ;;
+esac
 command -v cpio >/dev/null || need+=(cpio)
 command -v make >/dev/null || need+=(make)
-if [ ${#need[@]} -gt 0 ]; then
+if [ ${#need[@]} -gt 0 ] || { [ "$ARCH" = arm64 ] && [ ! -d target/arm64-debs/img ]; }; then
     if [ "$(id -u)" != 0 ]; then
-        echo "qemu-oops: needs ${need[*]} (apt-get install, as root)" >&2
+        echo "qemu-oops: needs ${need[*]:-arm64 packages} (apt-get, as root)" >&2
         exit 77
     fi
-    export DEBIAN_FRONTEND=noninteractive
-    # One at a time: Debian's qemu packages and this image's newer
-    # qemu-utils cannot be resolved in one transaction.
-    for p in "${need[@]}"; do
-        apt-get install -y -qq "$p" >/dev/null 2>&1 ||
-            { apt-get update -qq && apt-get install -y -qq "$p" >/dev/null; }
-    done
 fi
+export DEBIAN_FRONTEND=noninteractive
+# One at a time: Debian's qemu packages and this image's newer qemu-utils
+# cannot be resolved in one transaction.
+for p in "${need[@]}"; do
+    apt-get install -y -qq "$p" >/dev/null 2>&1 ||
+        { apt-get update -qq && apt-get install -y -qq "$p" >/dev/null; }
+done
 
 rm -rf "$OUT"
-mkdir -p "$OUT/build" "$OUT/modules" "$OUT/root/bin" "$OUT/root/proc" "$OUT/root/sys" "$OUT/root/dev"
+mkdir -p "$OUT/build" "$OUT/modules" "$OUT/root/bin" "$OUT/root/proc" "$OUT/root/sys"
 cp tests/data/oops/* "$OUT/build/"
-make -s -C "$HEADERS" M="$(realpath "$OUT/build")" modules 2>&1 | grep -v "Skipping BTF" >&2 || true
+build=$(realpath "$OUT/build")
+if [ "$ARCH" = x86_64 ]; then
+    make -s -C /usr/src/linux-headers-$V-amd64 M="$build" modules 2>&1 | grep -v "Skipping BTF" >&2 || true
+    cp /bin/busybox "$OUT/root/bin/busybox"
+    KERNEL=/boot/vmlinuz-$V-amd64
+else
+    D=target/arm64-debs
+    if [ ! -d "$D/img" ]; then
+        mkdir -p "$D"
+        dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
+        apt-get update -qq
+        (cd "$D" && apt-get download linux-image-$V-arm64-unsigned:arm64 \
+            linux-headers-$V-arm64:arm64 busybox-static:arm64 >/dev/null 2>&1)
+        for p in img:linux-image hdr:linux-headers bb:busybox-static; do
+            dpkg-deb -x "$D"/${p#*:}*_arm64.deb "$D/${p%%:*}"
+        done
+        # The headers' kbuild tools are host programs: the host's serve.
+        mkdir -p "$D/hdr/usr/lib"
+        ln -sfn /usr/lib/linux-kbuild-6.1 "$D/hdr/usr/lib/linux-kbuild-6.1"
+        ln -sfn /usr/src/linux-headers-$V-common "$D/hdr/usr/src/linux-headers-$V-common"
+    fi
+    make -s -C "$D/hdr/usr/src/linux-headers-$V-arm64" M="$build" DEB_BUILD_ARCH=amd64 \
+        DEB_HOST_ARCH=arm64 DEB_HOST_GNU_TYPE=aarch64-linux-gnu modules 2>&1 |
+        grep -v "Skipping BTF" >&2 || true
+    cp "$D/bb/bin/busybox" "$OUT/root/bin/busybox"
+    KERNEL=$D/img/boot/vmlinuz-$V-arm64
+fi
 cp "$OUT"/build/*.ko "$OUT/modules/"
 cp "$OUT"/modules/*.ko "$OUT/root/"
-cp /bin/busybox "$OUT/root/bin/busybox"
-cat > "$OUT/root/init" <<'EOF'
+cat > "$OUT/root/init" <<'INIT'
 #!/bin/busybox sh
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t sysfs sys /sys
@@ -54,19 +96,29 @@ for m in warn bug null initnull; do
     /bin/busybox insmod /ksym_oops_$m.ko
     /bin/busybox sleep 1
 done
+if [ "$(/bin/busybox uname -m)" = aarch64 ]; then
+    echo "ksym-qemu-oops: kallsyms"
+    /bin/busybox grep -E '^[0-9a-f]+ [tTW] ' /proc/kallsyms
+fi
 echo "ksym-qemu-oops: done"
 echo o > /proc/sysrq-trigger
 /bin/busybox sleep 30
-EOF
+INIT
 chmod +x "$OUT/root/init"
 (cd "$OUT/root" && find . | cpio -o -H newc --quiet | gzip -1 > ../initramfs.gz)
 
-# TCG boots this kernel in a few seconds; the time limit bounds a hang.
-timeout 180 qemu-system-x86_64 -machine q35 -accel tcg -cpu max -m 512M -smp 1 \
-    -nographic -no-reboot -kernel "$KERNEL" -initrd "$OUT/initramfs.gz" \
-    -append "console=ttyS0 panic=-1 loglevel=8 printk.time=1" \
-    < /dev/null > "$OUT/console.raw" 2>&1 || true
+# TCG boots these kernels in seconds; the time limit bounds a hang.
+if [ "$ARCH" = x86_64 ]; then
+    qemu=(qemu-system-x86_64 -machine q35 -accel tcg -cpu max -m 512M -smp 1)
+    console=ttyS0
+else
+    qemu=(qemu-system-aarch64 -machine virt -accel tcg -cpu max -m 512M -smp 1)
+    console=ttyAMA0
+fi
+timeout 300 "${qemu[@]}" -nographic -no-reboot -kernel "$KERNEL" -initrd "$OUT/initramfs.gz" \
+    -append "console=$console panic=-1 loglevel=8" < /dev/null > "$OUT/console.raw" 2>&1 || true
 tr -d '\r' < "$OUT/console.raw" > "$OUT/console.txt"
+
 # The reference decoders, from the kernel's own source package.
 SCRIPTS=target/linux-6.1-scripts
 if [ ! -f "$SCRIPTS/decode_stacktrace.sh" ]; then
@@ -84,4 +136,4 @@ cp "$SCRIPTS"/decode_stacktrace.sh "$SCRIPTS"/decodecode "$OUT/scripts/"
 
 grep -q "ksym-qemu-oops: done" "$OUT/console.txt" ||
     { echo "qemu-oops: the guest did not finish; console in $OUT/console.txt" >&2; exit 1; }
-echo "qemu-oops: $(grep -c 'Call Trace:' "$OUT/console.txt") call traces in $OUT/console.txt" >&2
+echo "qemu-oops: $ARCH: $(grep -c 'ksym-qemu-oops: insmod' "$OUT/console.txt") modules loaded, console in $OUT/console.txt" >&2

@@ -10,9 +10,7 @@
 //!   of its own before the mnemonic (`cs nopw`);
 //! - RISC-V: binutils 2.40 names compressed immediate instructions by
 //!   their register form (`c.addi4spn` as `add`, `c.slli` as `sll`);
-//!   binutils 2.41 and disc-v name them `addi`, `slli`;
-//! - Thumb-2: the width qualifiers `.n`/`.w` and the condition an `IT`
-//!   block adds (`movne.w` for `mov.w`): yaxpeax-arm 0.5 tracks neither.
+//!   binutils 2.41 and disc-v name them `addi`, `slli`.
 //!
 //! The cross objdumps come from Debian's binutils-aarch64-linux-gnu,
 //! -arm-linux-gnueabihf and -riscv64-linux-gnu (`.ci/run` installs them);
@@ -117,7 +115,7 @@ fn code_lines_agree_with_objdump() {
                     o.0
                 );
                 assert!(
-                    same(arch, thumb, o.1.len() / 2, &o.2, &t.2),
+                    same(arch, o.1.len() / 2, &o.2, &t.2),
                     "{input}: at {:#x} of `{code_line}`: ksym `{}`, objdump `{}`",
                     o.0,
                     o.2,

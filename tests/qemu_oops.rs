@@ -1,12 +1,13 @@
-//! A real kernel oopses, and ksym-resolve decodes its console as the
-//! kernel's own tools do. scripts/qemu-oops.sh boots Debian's 6.1 amd64
-//! kernel under QEMU (TCG) and loads four test modules built against
-//! Debian's headers (tests/data/oops) that WARN() and BUG() and dereference
-//! NULL in .text, and dereference NULL in .init.text. The console is
-//! decoded with a blob of that kernel (its System.map from the shared
-//! corpus, the modules packed with `--modules`, no vmlinux DWARF) and
-//! compared with Linux 6.1's scripts/decode_stacktrace.sh and
-//! scripts/decodecode:
+//! Real kernels oops, and ksym-resolve decodes their consoles as the
+//! kernel's own tools do. scripts/qemu-oops.sh boots Debian's 6.1 amd64 and
+//! arm64 kernels under QEMU (TCG) and loads four test modules built against
+//! Debian's headers (tests/data/oops; cross-built for arm64) that WARN()
+//! and BUG() and dereference NULL in .text, and dereference NULL in
+//! .init.text. Each console is decoded with a blob of that kernel (amd64:
+//! its System.map from the shared corpus; arm64, whose packaged System.map
+//! is a placeholder: the guest's own /proc/kallsyms; the modules packed
+//! with `--modules`, no vmlinux DWARF) and compared with Linux 6.1's
+//! scripts/decode_stacktrace.sh and scripts/decodecode:
 //! - every `func+0xOFF/0xSIZE` of the console is found and agrees with the
 //!   blob, but where the kernel's size ends at a weak (`W`) symbol, which
 //!   ksym-filter drops (checked against the System.map itself);
@@ -18,8 +19,9 @@
 //! - the console behind journalctl, caller-id and `dmesg -T` prefixes
 //!   gives the same JSON.
 //!
-//! Needs root (to install QEMU, the kernel and headers) and the shared
-//! corpus; otherwise SKIPPED, except under `CI=true`, where it fails.
+//! Needs root (to install QEMU, the kernels and headers) and, for amd64,
+//! the shared corpus; otherwise SKIPPED, except under `CI=true`, where it
+//! fails.
 
 mod common;
 use common::disasm::{mnemonic, same};
@@ -56,35 +58,84 @@ fn ref_words(line: &str) -> Vec<String> {
 }
 
 #[test]
-fn a_real_oops_decodes_as_decode_stacktrace_and_decodecode_do() {
+fn a_real_x86_64_oops_decodes_as_decode_stacktrace_and_decodecode_do() {
     let Some(system_map) = corpus("System.map-6.1.0-56-amd64") else {
         return skip_or_fail("the shared corpus is not there");
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out_dir = root.join("target/qemu-oops-test");
-    let st = Command::new("bash")
-        .arg(root.join("scripts/qemu-oops.sh"))
-        .arg(&out_dir)
-        .status()
-        .unwrap();
-    if st.code() == Some(77) {
-        return skip_or_fail("scripts/qemu-oops.sh cannot install QEMU and the kernel (not root)");
-    }
-    assert!(st.success(), "scripts/qemu-oops.sh failed");
-    let console = std::fs::read_to_string(out_dir.join("console.txt")).unwrap();
-    for want in [
+    let Some(console) = boot("x86_64") else {
+        return;
+    };
+    let want = [
         "WARNING: CPU:",
         "kernel BUG at",
         "invalid opcode",
         "BUG: kernel NULL pointer dereference",
-        "ksym_oops_init+",
-    ] {
-        assert!(console.contains(want), "the console lacks {want:?}");
-    }
+    ];
+    check("x86_64", &console, &system_map, &want);
+}
 
-    let dir = scratch("qemu-oops");
+#[test]
+fn a_real_arm64_oops_decodes_as_decode_stacktrace_and_decodecode_do() {
+    let Some(text) = boot("arm64") else { return };
+    // The guest's kallsyms follows the reports.
+    let (console, rest) = text
+        .split_once("ksym-qemu-oops: kallsyms\n")
+        .expect("kallsyms dump");
+    let kallsyms = rest.split("ksym-qemu-oops: done").next().unwrap();
+    let want = [
+        "WARNING: CPU:",
+        "kernel BUG at",
+        "Internal error",
+        "Unable to handle kernel NULL pointer dereference",
+    ];
+    check(
+        "arm64",
+        &format!("{console}ksym-qemu-oops: done\n"),
+        kallsyms.as_bytes(),
+        &want,
+    );
+}
+
+/// Runs scripts/qemu-oops.sh for `arch`; its console, or `None` (SKIPPED).
+/// One at a time: both may run apt-get, and they share the fetched
+/// scripts.
+fn boot(arch: &str) -> Option<String> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out_dir = root.join(format!("target/qemu-oops-test-{arch}"));
+    let st = Command::new("bash")
+        .arg(root.join("scripts/qemu-oops.sh"))
+        .arg(&out_dir)
+        .env("KSYM_ARCH", arch)
+        .status()
+        .unwrap();
+    if st.code() == Some(77) {
+        skip_or_fail("scripts/qemu-oops.sh cannot install QEMU and the kernel (not root)");
+        return None;
+    }
+    assert!(st.success(), "scripts/qemu-oops.sh failed");
+    Some(std::fs::read_to_string(out_dir.join("console.txt")).unwrap())
+}
+
+/// The checks of the module doc on one console; `symbols` is the kernel's
+/// System.map or kallsyms text, `want` what the console must show.
+fn check(arch: &str, console: &str, symbols: &[u8], want: &[&str]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out_dir = root.join(format!("target/qemu-oops-test-{arch}"));
+    let cross = if arch == "arm64" {
+        "aarch64-linux-gnu-"
+    } else {
+        ""
+    };
+    for w in want.iter().chain(&["ksym_oops_init+", "Code: "]) {
+        assert!(console.contains(w), "the console lacks {w:?}");
+    }
+    let system_map = symbols;
+
+    let dir = scratch(&format!("qemu-oops-{arch}"));
     let blob = dir.join("k.bin");
-    let filtered = run_ok("ksym-filter", &[], &system_map);
+    let filtered = run_ok("ksym-filter", &[], system_map);
     let mods = out_dir.join("modules");
     run_ok(
         "ksym-pack",
@@ -113,7 +164,7 @@ fn a_real_oops_decodes_as_decode_stacktrace_and_decodecode_do() {
         "only {independent} references in the console"
     );
     // The System.map's own order: which symbol follows each function.
-    let map_text = String::from_utf8_lossy(&system_map).into_owned();
+    let map_text = String::from_utf8_lossy(system_map).into_owned();
     let all: Vec<(u64, &str, &str)> = map_text
         .lines()
         .filter_map(|l| {
@@ -167,6 +218,7 @@ fn a_real_oops_decodes_as_decode_stacktrace_and_decodecode_do() {
     let script = Command::new("bash")
         .arg(out_dir.join("scripts/decode_stacktrace.sh"))
         .args(["/dev/null", "/nonexistent", mods.to_str().unwrap()])
+        .env("CROSS_COMPILE", cross)
         .stdin(
             std::fs::File::open({
                 let p = dir.join("no-code.txt");
@@ -202,7 +254,7 @@ fn a_real_oops_decodes_as_decode_stacktrace_and_decodecode_do() {
             // section: a function outside the first code section gets
             // another section's line. The truth is `addr2line -j SECTION`;
             // the rest of the script's line is kept.
-            let want = with_code(t, &truth(&mods.join(format!("{m}.ko")), &words[0]));
+            let want = with_code(t, &truth(cross, &mods.join(format!("{m}.ko")), &words[0]));
             assert_eq!(*o, want, "module frame: {i}\n   script: {t}");
             script_right += usize::from(*t == want);
             module_lines += 1;
@@ -229,6 +281,8 @@ fn a_real_oops_decodes_as_decode_stacktrace_and_decodecode_do() {
     {
         let dc = Command::new("bash")
             .arg(out_dir.join("scripts/decodecode"))
+            .env("CROSS_COMPILE", cross)
+            .env("ARCH", arch)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()
@@ -248,7 +302,7 @@ fn a_real_oops_decodes_as_decode_stacktrace_and_decodecode_do() {
         for (o, t) in ours.iter().zip(&theirs) {
             assert_eq!((o.0, &o.1, o.3), (t.0, &t.1, t.3), "row of `{code}`");
             assert!(
-                same("x86_64", false, o.1.len() / 2, &o.2, &t.2),
+                same(arch, o.1.len() / 2, &o.2, &t.2),
                 "`{code}` at {:#x}: {} vs {}",
                 o.0,
                 o.2,
@@ -257,7 +311,7 @@ fn a_real_oops_decodes_as_decode_stacktrace_and_decodecode_do() {
         }
         blocks += 1;
     }
-    assert!(blocks >= 8, "{blocks} Code: lines compared");
+    assert!(blocks >= 3, "{blocks} Code: lines compared");
 
     // 4. The same console behind other prefixes gives the same JSON.
     for (what, f) in [
@@ -287,11 +341,15 @@ fn a_real_oops_decodes_as_decode_stacktrace_and_decodecode_do() {
 /// `addr2line -i -j SECTION` of `name+0xOFF` in module `ko` (at OFF − 1
 /// when OFF is the function's size: a `%pB` return address), joined as
 /// decode_stacktrace.sh joins them.
-fn truth(ko: &Path, reference: &str) -> String {
+fn truth(cross: &str, ko: &Path, reference: &str) -> String {
     let (name, rest) = reference.rsplit_once('+').unwrap();
     let off =
         u64::from_str_radix(rest.split('/').next().unwrap().trim_start_matches("0x"), 16).unwrap();
-    let table = Command::new("objdump").arg("-t").arg(ko).output().unwrap();
+    let table = Command::new(format!("{cross}objdump"))
+        .arg("-t")
+        .arg(ko)
+        .output()
+        .unwrap();
     let table = String::from_utf8_lossy(&table.stdout).into_owned();
     // `0000000000000000 l     F .init.text\t000000000000003a ksym_oops_init`
     let (value, section, size) = table
@@ -307,7 +365,7 @@ fn truth(ko: &Path, reference: &str) -> String {
         })
         .unwrap_or_else(|| panic!("{name} not in {}", ko.display()));
     let at = value + off - u64::from(off == size);
-    let out = Command::new("addr2line")
+    let out = Command::new(format!("{cross}addr2line"))
         .args(["-i", "-j", &section, "-e"])
         .arg(ko)
         .arg(format!("{at:x}"))

@@ -29,7 +29,18 @@ pub(super) fn strip_0x(s: &[u8]) -> Option<&[u8]> {
 }
 
 pub(super) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    bstr::ByteSlice::find(hay, needle)
+    // Log lines are short and needles a few bytes: a memchr for the first
+    // byte beats building a substring searcher per call.
+    let (&first, rest) = needle.split_first()?;
+    let mut at = 0;
+    while let Some(p) = bstr::ByteSlice::find_byte(&hay[at..], first) {
+        let i = at + p;
+        if hay[i + 1..].starts_with(rest) {
+            return Some(i);
+        }
+        at = i + 1;
+    }
+    None
 }
 
 /// End of the token starting at `at` (up to a blank or the end).

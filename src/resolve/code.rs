@@ -20,7 +20,8 @@
 //! Disassemblers (well-kept pure-Rust crates): iced-x86 (x86, GNU `as`
 //! syntax), yaxpeax-arm (AArch64, ARM and Thumb-2), disc-v (RISC-V,
 //! whose text follows objdump's). The mnemonics follow GNU objdump's:
-//! where a crate spells one differently, `objdump_spelling` maps it.
+//! where a crate spells one differently, `objdump_spelling` maps it, and
+//! `thumb.rs` adds what Thumb-2 needs (IT blocks, `.n`/`.w`).
 
 use std::fmt::Write as _;
 
@@ -195,6 +196,13 @@ fn objdump_spelling(mode: Mode, m: &str) -> Option<&'static str> {
         (Mode::X86_64, "callq") => "call",
         (Mode::X86_64, "retq") => "ret",
         (Mode::X86_64, "iretl") => "iret",
+        (Mode::X86_64, "lretl") => "lret",
+        // `d0 /6` and kin: objdump names the unofficial encoding `shl`.
+        (Mode::X86_64, "sal") => "shl",
+        (Mode::X86_64, "salb") => "shlb",
+        (Mode::X86_64, "salw") => "shlw",
+        (Mode::X86_64, "sall") => "shll",
+        (Mode::X86_64, "salq") => "shlq",
         (Mode::Arm64, "b.hs") => "b.cs",
         (Mode::Arm64, "b.lo") => "b.cc",
         _ => return None,
@@ -332,6 +340,7 @@ pub(super) const ZEROES: &str = "...";
 pub(super) fn disassemble(mode: Mode, bytes: &[u8], ip: u64) -> Vec<(usize, Insn)> {
     let mut out = Vec::new();
     let mut at = 0;
+    let mut it = super::thumb::ItBlock::default();
     while at < bytes.len() {
         let z = bytes[at..].iter().take_while(|&&b| b == 0).count();
         let skip = if at + z == bytes.len() { z } else { z & !3 };
@@ -346,8 +355,17 @@ pub(super) fn disassemble(mode: Mode, bytes: &[u8], ip: u64) -> Vec<(usize, Insn
             at += skip;
             continue;
         }
-        let i = decode(mode, &bytes[at..], ip.wrapping_add(at as u64));
+        let mut i = decode(mode, &bytes[at..], ip.wrapping_add(at as u64));
         let len = i.len.max(1);
+        if mode == Mode::Thumb && !i.text.starts_with('.') {
+            let (m, ops) = i.text.split_once('\t').unwrap_or((&i.text, ""));
+            let m = super::thumb::spelling(m, &bytes[at..], i.len, &mut it);
+            i.text = if ops.is_empty() {
+                m
+            } else {
+                format!("{m}\t{ops}")
+            };
+        }
         out.push((at, i));
         at += len;
     }

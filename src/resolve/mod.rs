@@ -65,6 +65,7 @@ mod plan;
 mod prefix;
 mod rows;
 pub mod store_run;
+mod thumb;
 
 use cache::{DecodedCache, NameCache, RowCache};
 use rows::RowTable;
@@ -240,6 +241,8 @@ pub struct Resolver<'m, 'a> {
     report: oops::Report,
     /// The input line number of the line being printed.
     emitting: u64,
+    /// Kernel functions of checked references, by name.
+    symbols: oops::SymbolCache,
 }
 
 /// A symbol space's line table and decoded-string caches (the kernel's,
@@ -320,6 +323,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             words: Vec::new(),
             report: oops::Report::default(),
             emitting: 0,
+            symbols: oops::SymbolCache::default(),
         };
         if let Some(snapshot) = r.opts.loaded.take() {
             let l = LoadedModules::new(&snapshot, map, modules.as_ref());

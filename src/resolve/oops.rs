@@ -201,22 +201,24 @@ impl Resolver<'_, '_> {
                     let start = a.wrapping_sub(off);
                     let ends = |ms: &ModuleSpace<'_>| {
                         off > 0
-                            && ms
-                                .lookup_address(a - 1)
-                                .is_some_and(|h| a - 1 - h.hit.offset == start)
+                            && ms.lookup_address(a.wrapping_sub(1)).is_some_and(|h| {
+                                a.wrapping_sub(1).wrapping_sub(h.hit.offset) == start
+                            })
                             && ms
                                 .lookup_address(a)
-                                .is_none_or(|h| a - h.hit.offset != start)
+                                .is_none_or(|h| a.wrapping_sub(h.hit.offset) != start)
                     };
                     let back = u64::from(end || self.modules.as_ref().is_some_and(ends));
                     let at = a.wrapping_sub(back);
                     let ok = self.modules.as_ref().is_some_and(|ms| {
                         ms.lookup_address(at).is_some_and(|h| {
-                            let start = at - h.hit.offset;
+                            let start = at.wrapping_sub(h.hit.offset);
                             // The kernel sizes a section's last function up
                             // to the end of the module's memory, which the
                             // blob does not know: a larger size agrees.
-                            let last = |z: u64| ms.section_at(start + z) != ms.section_at(start);
+                            let last = |z: u64| {
+                                ms.section_at(start.wrapping_add(z)) != ms.section_at(start)
+                            };
                             h.hit.offset == off - back
                                 && h.hit
                                     .size
@@ -237,25 +239,63 @@ impl Resolver<'_, '_> {
             Some(_) if self.modules.is_some() => {}
             _ => {
                 self.stats.checked += 1;
-                if let Some(s) = self.map.lookup_name(name) {
-                    let a = s.address.wrapping_add(off);
-                    let back = u64::from(end);
-                    let ok = self
-                        .map
-                        .lookup_address(a.wrapping_sub(back))
-                        .is_some_and(|h| h.symbol.address == s.address && h.size == Some(size));
-                    lr.status = if ok { Status::Ok } else { Status::Mismatch };
-                    lr.addr = lr.addr.or(Some(a.wrapping_add(slide)));
-                    lookup.addr = Some(a.wrapping_sub(back).wrapping_add(slide));
-                }
                 // vmlinux's lines do not cover a module's `func [mod]`.
                 lr.decodable = self.lines.is_some() && module.is_none();
+                if let Some((start, extent)) = self.kernel_symbol(name) {
+                    let a = start.wrapping_add(off);
+                    let back = u64::from(end);
+                    // The offset lies in the function, whose size agrees.
+                    let ok = extent == Some(size) && off - back < size;
+                    lr.status = if ok { Status::Ok } else { Status::Mismatch };
+                    lr.addr = lr.addr.or(Some(a.wrapping_add(slide)));
+                    // Looked up only when its answer is printed.
+                    if lr.decodable || self.opts.json {
+                        lookup.addr = Some(a.wrapping_sub(back).wrapping_add(slide));
+                    }
+                }
                 self.stats.mismatched += u64::from(lr.status != Status::Ok);
             }
         }
         lookup.lines = lr.decodable || self.opts.json;
         lookups.push(lookup);
         lr
+    }
+}
+
+/// Kernel functions already named by a reference: logs repeat the same
+/// frames, and a name lookup costs a search through the coded names.
+/// Keyed by a 64-bit SipHash of the name: two names of one log share a key
+/// with odds near 2^-29 even at the cache's full size, and the cost of
+/// one is a wrong `"status"`, never a wrong symbol printed.
+#[derive(Debug, Default)]
+pub(super) struct SymbolCache {
+    map: std::collections::HashMap<u64, Option<(u64, Option<u64>)>>,
+}
+
+/// Entries kept before the cache starts over: about 10 MB at most.
+const SYMBOL_CACHE: usize = 1 << 18;
+
+impl Resolver<'_, '_> {
+    /// The address and extent (bytes to the next distinct address, as
+    /// `%pS` sizes it) of the kernel function `name`, `None` when the
+    /// blob has none.
+    fn kernel_symbol(&mut self, name: &[u8]) -> Option<(u64, Option<u64>)> {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        let key = BuildHasherDefault::<DefaultHasher>::default().hash_one(name);
+        if let Some(&known) = self.symbols.map.get(&key) {
+            return known;
+        }
+        let found = self.map.lookup_name(name).map(|s| {
+            (
+                s.address,
+                self.map.lookup_address(s.address).and_then(|h| h.size),
+            )
+        });
+        if self.symbols.map.len() >= SYMBOL_CACHE {
+            self.symbols.map.clear();
+        }
+        self.symbols.map.insert(key, found);
+        found
     }
 }
 

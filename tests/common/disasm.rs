@@ -62,11 +62,10 @@ pub fn mnemonic(text: &str) -> String {
 
 /// True when `ours` and objdump's `theirs` are one mnemonic under the
 /// documented spellings of this architecture.
-pub fn same(arch: &str, thumb: bool, len: usize, ours: &str, theirs: &str) -> bool {
+pub fn same(arch: &str, len: usize, ours: &str, theirs: &str) -> bool {
     if ours == theirs {
         return true;
     }
-    let bare = |m: &str| m.trim_end_matches(".n").trim_end_matches(".w").to_string();
     match arch {
         "riscv64" if len == 2 => {
             let imm = |m: &str| -> String {
@@ -78,17 +77,6 @@ pub fn same(arch: &str, thumb: bool, len: usize, ours: &str, theirs: &str) -> bo
                 }
             };
             imm(theirs) == ours
-        }
-        "arm" if thumb => {
-            let (o, t) = (bare(ours), bare(theirs));
-            const CONDS: [&str; 14] = [
-                "eq", "ne", "cs", "cc", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le",
-            ];
-            o == t
-                || CONDS.iter().any(|c| {
-                    t.strip_suffix(c)
-                        .is_some_and(|s| s == o || format!("{s}s") == o)
-                })
         }
         _ => false,
     }
