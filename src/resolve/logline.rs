@@ -207,15 +207,14 @@ pub(super) fn scan(line: &[u8], at: usize, ws: &mut Vec<(usize, usize)>, out: &m
             if !is_sym_ref(&v[ca..cb])
                 && let Some((addr, edit)) = raw_value(&v[ca..cb])
             {
-                // `(0xADDR)` keeps its parentheses.
-                let followed = word(vk + 1).is_some_and(|n| is_sym_ref(&n[core(n).0..core(n).1]));
-                let edit = if edit == Edit::Paren && followed {
+                // `ADDR (func+0x…)`: the line names it already.
+                let named = word(vk + 1).is_some_and(|n| is_sym_ref(&n[core(n).0..core(n).1]));
+                if edit == Edit::Paren && named {
                     pending = Some(addr);
                     k = vk + 1;
                     continue;
-                } else {
-                    edit
-                };
+                }
+                // `(0xADDR)` keeps its parentheses: `core` left them out.
                 let (from, to) = match edit {
                     Edit::Replace => (vs + ca, vs + cb),
                     _ => (ve, ve),
@@ -228,9 +227,8 @@ pub(super) fn scan(line: &[u8], at: usize, ws: &mut Vec<(usize, usize)>, out: &m
                 k = vk + 1;
                 continue;
             }
-            k = vk;
             // Falls through to the reference test on the value.
-            let _ = bracket;
+            k = vk;
         }
         let (ws0, we0) = ws[k];
         let w = &line[ws0..we0];
