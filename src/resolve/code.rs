@@ -287,6 +287,16 @@ pub(super) fn decode(mode: Mode, bytes: &[u8], ip: u64) -> Insn {
                         text: format!("udf\t#{imm}"),
                     };
                 }
+                // It panics on the register pair of an UNPREDICTABLE
+                // doubleword load or store whose first register is r15
+                // (LDRD, STRD, LDREXD, STREXD: "register number out of
+                // range"; found by fuzz/fuzz_targets/reports.rs).
+                if unpredictable_pair(w) {
+                    return Insn {
+                        len: 4,
+                        text: format!(".word\t0x{w:08x}"),
+                    };
+                }
             }
             match d.decode(&mut U8Reader::new(bytes)) {
                 Ok(i) => Insn {
@@ -315,6 +325,17 @@ pub(super) fn decode(mode: Mode, bytes: &[u8], ip: u64) -> Insn {
             None => short(bytes),
         },
     }
+}
+
+/// True for an ARM-state doubleword load or store (the extra load/store
+/// and synchronization spaces: bits 27..25 = 000, bits 7..4 = 1001, 1101 or
+/// 1111) naming r15 as the first of its register pair, which needs r16.
+fn unpredictable_pair(w: u32) -> bool {
+    let op2 = (w >> 4) & 0xf;
+    w >> 28 != 0xf
+        && (w >> 25) & 7 == 0
+        && matches!(op2, 0b1001 | 0b1101 | 0b1111)
+        && ((w >> 12) & 0xf == 0xf || w & 0xf == 0xf)
 }
 
 /// The bytes of a truncated last instruction, one row.
@@ -457,6 +478,9 @@ mod tests {
         let r = disassemble(Mode::Riscv64, &[0x02, 0x90, 0x82, 0x80], 0);
         let t: Vec<_> = r.iter().map(|(_, i)| i.text.as_str()).collect();
         assert_eq!(t, vec!["ebreak", "ret"]);
+        // An STRD of r15 and "r16": yaxpeax-arm would panic.
+        let w = disassemble(Mode::Arm, &0x1101_fef0u32.to_le_bytes(), 0);
+        assert_eq!(w[0].1.text, ".word\t0x1101fef0");
         let th = disassemble(Mode::Thumb, &[0x02, 0xde], 0);
         assert_eq!(th[0].1.len, 2);
         assert_eq!(mode(None, 4), None);
