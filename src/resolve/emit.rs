@@ -58,7 +58,7 @@ pub(super) fn push_path(out: &mut Vec<u8>, lines: &LineTable<'_>, frame: &Source
 }
 
 /// Appends `path` less `prefix` and the `/` after it.
-pub(super) fn push_stripped(out: &mut Vec<u8>, path: &[u8], prefix: &[u8]) {
+fn push_stripped(out: &mut Vec<u8>, path: &[u8], prefix: &[u8]) {
     let p = prefix.strip_suffix(b"/").unwrap_or(prefix);
     match path.strip_prefix(p).and_then(|r| r.strip_prefix(b"/")) {
         Some(rest) if !p.is_empty() => out.extend_from_slice(rest),
@@ -113,7 +113,6 @@ impl<'a> Resolver<'_, 'a> {
         &mut self,
         line: &[u8],
         plan: Plan,
-        _module: bool,
         looked: &Looked<'_, '_>,
         out: &mut Vec<u8>,
     ) {

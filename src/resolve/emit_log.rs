@@ -170,10 +170,9 @@ impl Resolver<'_, '_> {
                 out.extend_from_slice(&body[wat..r.r.from]);
                 match r.r.found {
                     Found::Sym { .. } => {
-                        let ok = looked.hits[j].is_some() || looked.rows[j].is_some();
                         let row = looked.rows[j].as_ref();
                         let name = parse_sym_off(&body[r.r.from..r.r.to]).map(|p| p.0);
-                        match (name, ok && row.is_some() && r.decodable) {
+                        match (name, row.is_some() && r.decodable) {
                             (Some(name), true) => {
                                 out.extend_from_slice(name);
                                 out.extend_from_slice(b" (");

@@ -208,7 +208,10 @@ pub(super) fn scan(line: &[u8], at: usize, ws: &mut Vec<(usize, usize)>, out: &m
                 && let Some((addr, edit)) = raw_value(&v[ca..cb])
             {
                 // `ADDR (func+0x…)`: the line names it already.
-                let named = word(vk + 1).is_some_and(|n| is_sym_ref(&n[core(n).0..core(n).1]));
+                let named = word(vk + 1).is_some_and(|n| {
+                    let (a, b) = core(n);
+                    is_sym_ref(&n[a..b])
+                });
                 if edit == Edit::Paren && named {
                     pending = Some(addr);
                     k = vk + 1;

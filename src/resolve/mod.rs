@@ -627,15 +627,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                     let refs = &batch.refs[refs.0 as usize..refs.1 as usize];
                     self.emit_log(line, *plan, refs, &ctx, out);
                 }
-                _ => {
-                    if module {
-                        self.swap_spaces();
-                    }
-                    self.emit(line, *plan, module, &ctx, out);
-                    if module {
-                        self.swap_spaces();
-                    }
-                }
+                _ => self.in_space(module, |me| me.emit(line, *plan, &ctx, out)),
             }
         }
         batch.plans = plans;
