@@ -1,61 +1,101 @@
 #!/usr/bin/env bash
-# The kernel side, end to end: builds the bare-metal riscv64 kernel of
+# The kernel side, end to end: builds the bare-metal kernel of
 # examples/kernel (pass 1: linked with an empty, zero-filled .ksym section),
 # packs its own symbols (and, with v2, its DWARF lines) and writes them into
 # that section (pass 2: ksym-pack --patch-elf; no address moves), boots it
-# under QEMU virt with OpenSBI, and prints the console, where the kernel
-# prints its own symbolized backtrace. Leaves target/kernel-demo/kernel.elf
-# and console.txt; exits non-zero when no backtrace was printed.
-#   bash scripts/kernel-demo.sh            (v2 with source lines)
-#   KSYM_FORMAT=v1|v2-nolines bash scripts/kernel-demo.sh
-# Installs what it needs: the riscv64gc-unknown-none-elf target (rustup)
-# and QEMU (Debian's qemu-system-misc, as root).
+# under QEMU virt, and prints the console, where the kernel prints its own
+# symbolized backtrace. Also builds the same kernel without the reader and
+# prints what the reader costs: `reader bytes: code N, tables M` (.text and
+# .rodata, the reader build minus the other). Leaves
+# target/kernel-demo/kernel.elf and console.txt; exits non-zero when no
+# backtrace was printed.
+#   KSYM_ARCH=riscv64|riscv32|aarch64   (default riscv64)
+#   KSYM_FORMAT=v2|v1|v2-nolines        (default v2: with source lines)
+#   KSYM_FAULT=bug|panic                (default bug: a BUG() trap)
+# Installs what it needs: the Rust target (rustup; for panic, nightly's
+# rust-src, since core is rebuilt with frame pointers) and QEMU (Debian's
+# qemu-system-misc or qemu-system-arm, as root; exit 77 when it cannot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ARCH=${KSYM_ARCH:-riscv64}
 FORMAT=${KSYM_FORMAT:-v2}
+FAULT=${KSYM_FAULT:-bug}
 OUT=target/kernel-demo
-TARGET=riscv64gc-unknown-none-elf
 
-rustup target list --installed 2>/dev/null | grep -qx "$TARGET" || rustup target add "$TARGET"
-if ! command -v qemu-system-riscv64 >/dev/null; then
+case $ARCH in
+    riscv64) TARGET=riscv64gc-unknown-none-elf QEMU=qemu-system-riscv64 PKG=qemu-system-misc
+        QARGS=(-machine virt -bios default) ;;
+    riscv32) TARGET=riscv32imac-unknown-none-elf QEMU=qemu-system-riscv32 PKG=qemu-system-misc
+        QARGS=(-machine virt -bios none) ;;
+    aarch64) TARGET=aarch64-unknown-none QEMU=qemu-system-aarch64 PKG=qemu-system-arm
+        QARGS=(-machine virt -cpu cortex-a57) ;;
+    *) echo "kernel-demo: KSYM_ARCH is riscv64, riscv32 or aarch64" >&2; exit 2 ;;
+esac
+case $FORMAT in
+    v1) features=(--features v1) ;;
+    v2) features=(--features lines) ;;
+    v2-nolines) features=(--features v2) ;;
+    *) echo "kernel-demo: KSYM_FORMAT is v1, v2 or v2-nolines" >&2; exit 2 ;;
+esac
+case $FAULT in
+    bug) TOOLCHAIN=() BUILD_STD=() fault=() ;;
+    # The panic path walks through core::panicking: core must keep frame
+    # pointers, so it is rebuilt with the kernel's flags.
+    panic) TOOLCHAIN=(+nightly) fault=(--features fault-panic)
+        BUILD_STD=(-Zbuild-std=core -Zbuild-std-features=compiler-builtins-mem) ;;
+    *) echo "kernel-demo: KSYM_FAULT is bug or panic" >&2; exit 2 ;;
+esac
+
+rustup "${TOOLCHAIN[@]}" target list --installed 2>/dev/null | grep -qx "$TARGET" ||
+    rustup "${TOOLCHAIN[@]}" target add "$TARGET"
+if [ "$FAULT" = panic ]; then
+    rustup component list --toolchain nightly --installed | grep -q '^rust-src' ||
+        rustup component add rust-src --toolchain nightly
+fi
+if ! command -v "$QEMU" >/dev/null; then
     # 77: cannot run here (the test says SKIPPED); as root it is installed.
-    if [ "$(id -u)" != 0 ]; then echo "kernel-demo: needs qemu-system-riscv64 (apt-get install qemu-system-misc)" >&2; exit 77; fi
-    apt-get install -y -qq qemu-system-misc >/dev/null 2>&1 ||
-        { apt-get update -qq && apt-get install -y -qq qemu-system-misc >/dev/null; }
+    if [ "$(id -u)" != 0 ]; then echo "kernel-demo: needs $QEMU (apt-get install $PKG)" >&2; exit 77; fi
+    apt-get install -y -qq "$PKG" >/dev/null 2>&1 ||
+        { apt-get update -qq && apt-get install -y -qq "$PKG" >/dev/null; }
 fi
 
 cargo build --release --quiet --bins
 B=$PWD/target/release
 mkdir -p "$OUT"
-(cd examples/kernel && cargo build --release --quiet &&
-    cargo build --release --quiet --no-default-features --target-dir target/noreader)
-K=examples/kernel/target/$TARGET/release/ksym-kernel-demo
-cp "$K" "$OUT/kernel.elf"
+KT=$PWD/examples/kernel/target
+# Each setting in its own target dir: the two builds never share objects.
+DIR=$KT/$ARCH-$FORMAT-$FAULT
+(cd examples/kernel &&
+    cargo "${TOOLCHAIN[@]}" build --release --quiet --target "$TARGET" "${BUILD_STD[@]}" \
+        --no-default-features "${features[@]}" "${fault[@]}" --target-dir "$DIR" &&
+    cargo "${TOOLCHAIN[@]}" build --release --quiet --target "$TARGET" "${BUILD_STD[@]}" \
+        --no-default-features "${fault[@]}" \
+        --target-dir "$DIR-noreader")
+cp "$DIR/$TARGET/release/ksym-kernel-demo" "$OUT/kernel.elf"
 ELF=$OUT/kernel.elf
 
 case $FORMAT in
     v1) pack=(--format v1) ;;
     v2) pack=(--format v2 --lines "$ELF") ;;
     v2-nolines) pack=(--format v2) ;;
-    *) echo "kernel-demo: KSYM_FORMAT is v1, v2 or v2-nolines" >&2; exit 2 ;;
 esac
-echo "== pass 2: nm -n | ksym-filter | ksym-pack ${pack[*]} --patch-elf $ELF"
+echo "== $ARCH, $FAULT; pass 2: nm -n | ksym-filter | ksym-pack ${pack[*]} --patch-elf $ELF"
 nm -n "$ELF" | "$B/ksym-filter" | "$B/ksym-pack" "${pack[@]}" --patch-elf "$ELF"
 
-# Sizes: the blob beside the code, and the reader's own code. Section
-# fields from readelf (name, type, address, offset, size), since host
-# objcopy may not know the machine.
+# Section fields from readelf (name, type, address, offset, size), since
+# host objcopy may not know the machine.
 field() { echo $((16#$(readelf -SW "$1" | sed 's/^ *\[ *[0-9]*\] *//' | awk -v s="$2" -v f="$3" '$1 == s { print $f }'))); }
-NOREADER=examples/kernel/target/noreader/$TARGET/release/ksym-kernel-demo
+NOREADER=$DIR-noreader/$TARGET/release/ksym-kernel-demo
 text=$(field "$ELF" .text 5); rodata=$(field "$ELF" .rodata 5)
 text0=$(field "$NOREADER" .text 5); rodata0=$(field "$NOREADER" .rodata 5)
 dd if="$ELF" of="$OUT/ksym.bin" bs=4096 iflag=skip_bytes,count_bytes \
     skip="$(field "$ELF" .ksym 4)" count="$(field "$ELF" .ksym 5)" status=none
 "$B/ksym-pack" --check "$OUT/ksym.bin" | sed 's/; sections:[^;]*//'
-echo "== sizes: .text $text bytes, .rodata $rodata bytes; without the reader .text $text0, .rodata $rodata0 (the reader: $((text - text0)) + $((rodata - rodata0)) bytes)"
+echo "== sizes: .text $text bytes, .rodata $rodata bytes; without the reader .text $text0, .rodata $rodata0"
+echo "reader bytes: code $((text - text0)), tables $((rodata - rodata0))"
 
-echo "== qemu-system-riscv64 -machine virt -bios default -kernel $ELF"
-timeout 60 qemu-system-riscv64 -machine virt -bios default -nographic -m 128M \
-    -kernel "$ELF" </dev/null | tr -d '\r' | sed -n '/ksym demo kernel/,$p' | tee "$OUT/console.txt"
+echo "== $QEMU ${QARGS[*]} -kernel $ELF"
+timeout 60 "$QEMU" "${QARGS[@]}" -nographic -m 128M -kernel "$ELF" </dev/null |
+    tr -d '\r' | sed -n '/ksym demo kernel/,$p' | tee "$OUT/console.txt"
 grep -q '^Call Trace:' "$OUT/console.txt" && grep -q 'fault_here' "$OUT/console.txt" ||
     { echo "kernel-demo: no backtrace on the console" >&2; exit 1; }

@@ -51,9 +51,9 @@ pub mod store;
 #[cfg(feature = "std")]
 pub mod text;
 
-pub use blob::{
-    AddressHit, BlobError, BlobErrorKind, Format, Kallsyms, KallsymsMapped, Name, Symbol,
-};
+#[cfg(feature = "v1")]
+pub use blob::KallsymsMapped;
+pub use blob::{AddressHit, BlobError, BlobErrorKind, Format, FrameKind, Kallsyms, Name, Symbol};
 
 // The paths of the flat layout before the blob formats got their folders
 // (`blob::v1`, `blob::v2`) and text input its own (`text`); kept so that
@@ -66,6 +66,7 @@ pub use text::{demangle, hex, lines, nm};
 
 /// The v1 reader and the shared reader types, at their former path
 /// ([`blob::v1::read`], [`blob::symbol`]).
+#[cfg(feature = "v1")]
 pub mod reader {
     pub use crate::blob::symbol::*;
     pub use crate::blob::v1::read::*;
@@ -81,7 +82,9 @@ pub mod writer {
 
 /// The v2 format at its former path ([`blob::v2`]); `lines` and
 /// `lines_write` are [`blob::v2::source_lines`]'s `read` and `write`.
+#[cfg(feature = "v2")]
 pub mod v2 {
+    #[cfg(feature = "lines")]
     pub use crate::blob::v2::source_lines::read as lines;
     #[cfg(feature = "std")]
     pub use crate::blob::v2::source_lines::write as lines_write;

@@ -1,6 +1,17 @@
-//! Links with linker.ld (by absolute path: the linker runs elsewhere).
+//! Links with linker.ld (by absolute path: the linker runs elsewhere), at
+//! the address QEMU `virt` starts the kernel at on each architecture.
 fn main() {
     let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let base = match std::env::var("CARGO_CFG_TARGET_ARCH").unwrap().as_str() {
+        // After OpenSBI (-bios default), in S-mode.
+        "riscv64" => "0x80200000",
+        // -bios none: the kernel is the first code, in M-mode.
+        "riscv32" => "0x80000000",
+        // RAM starts at 0x40000000; the ELF is loaded where it says.
+        "aarch64" => "0x40080000",
+        other => panic!("no QEMU virt layout for {other}"),
+    };
     println!("cargo:rustc-link-arg=-T{dir}/linker.ld");
+    println!("cargo:rustc-link-arg=--defsym=KERNEL_BASE={base}");
     println!("cargo:rerun-if-changed=linker.ld");
 }

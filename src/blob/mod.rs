@@ -9,6 +9,13 @@
 //! [`list`] (the writer side: the symbol list and its error) and
 //! [`nameorder`] (name order and the LCP array both writers sort by).
 
+// With neither format built every method is a match on no variant.
+#![cfg_attr(
+    not(any(feature = "v1", feature = "v2")),
+    allow(unused_variables, unreachable_code, dead_code)
+)]
+
+pub mod frame;
 pub mod symbol;
 pub mod v1;
 pub mod v2;
@@ -18,11 +25,19 @@ pub mod list;
 #[cfg(feature = "std")]
 pub mod nameorder;
 
+pub use frame::FrameKind;
 pub use symbol::{AddressHit, BlobError, BlobErrorKind, Name, Symbol};
+#[cfg(feature = "v1")]
 pub use v1::KallsymsMapped;
+#[cfg(feature = "v2")]
 pub use v2::KallsymsV2;
+#[cfg(feature = "modules")]
 use v2::module_space::read::ModuleSpace;
-use v2::read::is_v2;
+
+/// True when `blob` starts with the v2 magic (FORMAT.md §9.1).
+fn is_v2(blob: &[u8]) -> bool {
+    blob.starts_with(&v2::layout::MAGIC)
+}
 
 /// Which format a blob is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,16 +48,46 @@ pub enum Format {
     V2,
 }
 
-/// A checked view of a blob of either format.
+/// A checked view of a blob of either format. A variant exists when its
+/// feature (`v1`, `v2`; std turns on both) does: a kernel links the code
+/// of the format it embeds only.
 // Built once per blob and passed by reference; boxing the larger v2 view
 // would need an allocator, which the no_std reader does not have.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy)]
 pub enum Kallsyms<'a> {
     /// A v1 blob.
+    #[cfg(feature = "v1")]
     V1(KallsymsMapped<'a>),
     /// A v2 blob.
+    #[cfg(feature = "v2")]
     V2(KallsymsV2<'a>),
+    /// Neither format feature is on: no view can be built.
+    #[cfg(not(any(feature = "v1", feature = "v2")))]
+    #[doc(hidden)]
+    Disabled(core::convert::Infallible, core::marker::PhantomData<&'a ()>),
+}
+
+/// As `each!`, for a method returning an iterator: one [`Either`] side per
+/// format.
+macro_rules! each_either {
+    ($self:expr, $m:ident => $e:expr) => {
+        // With one format built, the other side is an empty iterator.
+        match $self {
+            #[cfg(all(feature = "v1", feature = "v2"))]
+            Kallsyms::V1($m) => Either::A($e),
+            #[cfg(all(feature = "v1", feature = "v2"))]
+            Kallsyms::V2($m) => Either::B($e),
+            #[cfg(all(feature = "v1", not(feature = "v2")))]
+            Kallsyms::V1($m) => Either::<_, core::iter::Empty<_>>::A($e),
+            #[cfg(all(feature = "v2", not(feature = "v1")))]
+            Kallsyms::V2($m) => Either::<core::iter::Empty<_>, _>::B($e),
+            #[cfg(not(any(feature = "v1", feature = "v2")))]
+            Kallsyms::Disabled(never, _) => {
+                Either::<core::iter::Empty<_>, core::iter::Empty<_>>::A(match *never {})
+            }
+        }
+    };
 }
 
 /// An iterator over one of two iterator types.
@@ -68,10 +113,24 @@ impl<T, A: Iterator<Item = T>, B: Iterator<Item = T>> Iterator for Either<A, B> 
 macro_rules! each {
     ($self:expr, $m:ident => $e:expr) => {
         match $self {
+            #[cfg(feature = "v1")]
             Kallsyms::V1($m) => $e,
+            #[cfg(feature = "v2")]
             Kallsyms::V2($m) => $e,
+            #[cfg(not(any(feature = "v1", feature = "v2")))]
+            Kallsyms::Disabled(never, _) => match *never {},
         }
     };
+}
+
+/// The error when the format a blob is in was not built (feature `v1` or
+/// `v2` off): the blob's first byte is where the format shows.
+#[allow(dead_code)]
+fn not_built(format: &'static str) -> BlobError {
+    BlobError {
+        offset: 0,
+        kind: BlobErrorKind::FormatNotBuilt(format),
+    }
 }
 
 impl<'a> Kallsyms<'a> {
@@ -89,11 +148,20 @@ impl<'a> Kallsyms<'a> {
         etext: Option<u64>,
     ) -> Result<Self, BlobError> {
         if is_v2(blob) {
-            let v = KallsymsV2::from_blob(blob, stext, etext)?;
-            ModuleSpace::of(&v)?;
-            Ok(Kallsyms::V2(v))
+            #[cfg(feature = "v2")]
+            {
+                let v = KallsymsV2::from_blob(blob, stext, etext)?;
+                #[cfg(feature = "modules")]
+                ModuleSpace::of(&v)?;
+                Ok(Kallsyms::V2(v))
+            }
+            #[cfg(not(feature = "v2"))]
+            Err(not_built("v2"))
         } else {
-            KallsymsMapped::from_blob(blob, stext, etext).map(Kallsyms::V1)
+            #[cfg(feature = "v1")]
+            return KallsymsMapped::from_blob(blob, stext, etext).map(Kallsyms::V1);
+            #[cfg(not(feature = "v1"))]
+            Err(not_built("v1"))
         }
     }
 
@@ -119,8 +187,14 @@ impl<'a> Kallsyms<'a> {
         etext: Option<u64>,
     ) -> Result<(Self, usize), BlobError> {
         let len = if is_v2(region) {
+            #[cfg(not(feature = "v2"))]
+            return Err(not_built("v2"));
+            #[cfg(feature = "v2")]
             v2::read::blob_len(region)?
         } else {
+            #[cfg(not(feature = "v1"))]
+            return Err(not_built("v1"));
+            #[cfg(feature = "v1")]
             v1::read::blob_len(region)?
         };
         let (blob, padding) = region.split_at(len);
@@ -136,8 +210,12 @@ impl<'a> Kallsyms<'a> {
     /// The blob's format.
     pub fn format(&self) -> Format {
         match self {
+            #[cfg(feature = "v1")]
             Kallsyms::V1(_) => Format::V1,
+            #[cfg(feature = "v2")]
             Kallsyms::V2(_) => Format::V2,
+            #[cfg(not(any(feature = "v1", feature = "v2")))]
+            Kallsyms::Disabled(never, _) => match *never {},
         }
     }
 
@@ -163,37 +241,49 @@ impl<'a> Kallsyms<'a> {
 
     /// The kernel release stored in a v2 blob (`ksym-pack --release`), if any.
     pub fn release(&self) -> Option<&'a [u8]> {
+        #[cfg(feature = "v2")]
+        if let Some(v) = self.v2() {
+            return Some(v.meta().release).filter(|r| !r.is_empty());
+        }
+        None
+    }
+
+    /// The v2 view, `None` for a v1 blob.
+    #[cfg(feature = "v2")]
+    fn v2(&self) -> Option<&KallsymsV2<'a>> {
         match self {
-            Kallsyms::V1(_) => None,
-            Kallsyms::V2(v) => Some(v.meta().release).filter(|r| !r.is_empty()),
+            #[cfg(feature = "v2")]
+            Kallsyms::V2(v) => Some(v),
+            #[allow(unreachable_patterns)]
+            _ => None,
         }
     }
 
     /// The source lines and inline frames of a v2 blob packed with
     /// `--lines` (FORMAT.md §15); `None` for v1 and for v2 without them.
+    /// Feature `lines`.
+    #[cfg(feature = "lines")]
     pub fn lines(&self) -> Option<&crate::blob::v2::source_lines::read::LineTable<'a>> {
-        match self {
-            Kallsyms::V1(_) => None,
-            Kallsyms::V2(v) => v.lines(),
-        }
+        self.v2().and_then(|v| v.lines())
     }
 
     /// The kernel modules' symbols and lines of a v2 blob packed with
     /// `ksym-pack --modules DIR` (FORMAT.md §16); `None` otherwise. Opens
     /// the inner blob anew (one CRC pass over it): call it once per blob.
+    /// Feature `modules`.
+    #[cfg(feature = "modules")]
     pub fn module_space(&self) -> Option<ModuleSpace<'a>> {
-        match self {
-            Kallsyms::V1(_) => None,
-            Kallsyms::V2(v) => ModuleSpace::of(v).ok().flatten(),
-        }
+        self.v2().and_then(|v| ModuleSpace::of(v).ok().flatten())
     }
 
     /// True when a v2 blob's module table names `module`.
     pub fn has_module(&self, module: &[u8]) -> bool {
-        match self {
-            Kallsyms::V1(_) => false,
-            Kallsyms::V2(v) => v.has_module(module),
+        #[cfg(feature = "v2")]
+        if let Some(v) = self.v2() {
+            return v.has_module(module);
         }
+        let _ = module;
+        false
     }
 
     /// The symbol covering `addr` (FORMAT.md §5.2; §12.1 for v2).
@@ -209,18 +299,12 @@ impl<'a> Kallsyms<'a> {
 
     /// Every symbol named `name`, in address order.
     pub fn lookup_name_all<'s>(&'s self, name: &[u8]) -> impl Iterator<Item = Symbol<'a>> + 's {
-        match self {
-            Kallsyms::V1(m) => Either::A(m.lookup_name_all(name)),
-            Kallsyms::V2(m) => Either::B(m.lookup_name_all(name)),
-        }
+        each_either!(self, m => m.lookup_name_all(name))
     }
 
     /// All symbols in address order, aliases in input order.
     pub fn symbols(&self) -> impl Iterator<Item = Symbol<'a>> + '_ {
-        match self {
-            Kallsyms::V1(m) => Either::A(m.symbols()),
-            Kallsyms::V2(m) => Either::B(m.symbols()),
-        }
+        each_either!(self, m => m.symbols())
     }
 
     /// The first step of a lookup, for callers that batch many: the number
@@ -243,8 +327,11 @@ impl<'a> Kallsyms<'a> {
     #[inline]
     pub fn touch(&self, rank: usize) -> u8 {
         match self {
+            #[cfg(feature = "v1")]
             Kallsyms::V1(m) if rank > 0 && rank <= m.len() => m.symbol_type(rank - 1),
+            #[cfg(feature = "v2")]
             Kallsyms::V2(v) => v.touch(rank),
+            #[allow(unreachable_patterns)]
             _ => 0,
         }
     }
@@ -255,15 +342,13 @@ impl<'a> Kallsyms<'a> {
     /// Errors: the first problem, as [`BlobError`].
     #[cfg(feature = "std")]
     pub fn verify(&self) -> Result<(), BlobError> {
-        match self {
-            Kallsyms::V1(_) => Ok(()),
-            Kallsyms::V2(v) => {
-                v.verify()?;
-                match ModuleSpace::of(v)? {
-                    Some(ms) => ms.verify(),
-                    None => Ok(()),
-                }
-            }
+        let Some(v) = self.v2() else {
+            return Ok(());
+        };
+        v.verify()?;
+        match ModuleSpace::of(v)? {
+            Some(ms) => ms.verify(),
+            None => Ok(()),
         }
     }
 }

@@ -11,6 +11,7 @@ use core::fmt;
 
 use super::v1::layout::MAX_TOKENS;
 use super::v2::layout::VERSION;
+#[cfg(feature = "v2")]
 use super::v2::names::CodedName;
 
 /// What is wrong with a blob; `offset` is the byte offset in the blob where the
@@ -75,6 +76,9 @@ pub enum BlobErrorKind {
     SectionChecksum { section: &'static str },
     /// v2: a required section is absent from the directory.
     MissingSection { section: &'static str },
+    /// The blob is in a format whose reader this build leaves out (cargo
+    /// feature `v1` or `v2` off).
+    FormatNotBuilt(&'static str),
     /// v2: a section's contents break a rule of FORMAT.md part II.
     BadSection {
         section: &'static str,
@@ -148,6 +152,10 @@ impl fmt::Display for BlobError {
             ),
             MissingSection { section } => write!(f, "section `{section}` is missing"),
             BadSection { section, what } => write!(f, "section `{section}`: {what}"),
+            FormatNotBuilt(format) => write!(
+                f,
+                "a {format} blob, and this build has no {format} reader (cargo feature `{format}`)"
+            ),
         }
     }
 }
@@ -162,17 +170,25 @@ impl std::error::Error for BlobError {}
 pub struct Name<'a>(Repr<'a>);
 
 #[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "v1"), allow(dead_code))]
 enum Repr<'a> {
-    Plain { token: &'a [u8], rest: &'a [u8] },
+    Plain {
+        token: &'a [u8],
+        rest: &'a [u8],
+    },
+    // Without v2 no name is coded, and a v1-only kernel links no decoder.
+    #[cfg(feature = "v2")]
     Coded(CodedName<'a>),
 }
 
+#[cfg_attr(not(feature = "v1"), allow(dead_code))]
 impl<'a> Name<'a> {
     /// A v1 name: `token` (empty for none) then `rest`.
     pub(crate) fn plain(token: &'a [u8], rest: &'a [u8]) -> Self {
         Name(Repr::Plain { token, rest })
     }
     /// A v2 name.
+    #[cfg(feature = "v2")]
     pub(crate) fn from_coded(c: CodedName<'a>) -> Self {
         Name(Repr::Coded(c))
     }
@@ -184,11 +200,13 @@ impl<'a> Name<'a> {
                 f(token);
                 f(rest);
             }
+            #[cfg(feature = "v2")]
             Repr::Coded(c) => c.for_each_run(f),
         }
     }
     /// For a v2 name, the coded form (for callers that cache decoded names
     /// by [`CodedName::key`](CodedName::key)).
+    #[cfg(feature = "v2")]
     pub fn coded(&self) -> Option<&CodedName<'a>> {
         match &self.0 {
             Repr::Plain { .. } => None,
@@ -209,6 +227,7 @@ impl<'a> Name<'a> {
     pub fn cmp_bytes(&self, key: &[u8]) -> Ordering {
         match self.0 {
             Repr::Plain { token, rest } => cmp_parts(token, rest, key),
+            #[cfg(feature = "v2")]
             Repr::Coded(c) => c.cmp_key(key).0,
         }
     }
@@ -217,11 +236,13 @@ impl<'a> Name<'a> {
     pub(crate) fn cmp_plain(&self, other: &Name<'_>) -> Ordering {
         let parts = |n: &Name<'a>| match n.0 {
             Repr::Plain { token, rest } => (token, rest),
+            #[cfg(feature = "v2")]
             Repr::Coded(_) => (&[][..], &[][..]),
         };
         let (t1, r1) = parts(self);
         let (t2, r2) = match other.0 {
             Repr::Plain { token, rest } => (token, rest),
+            #[cfg(feature = "v2")]
             Repr::Coded(_) => (&[][..], &[][..]),
         };
         if t1.len() == t2.len() && t1 == t2 {
@@ -237,6 +258,7 @@ impl<'a> Name<'a> {
                     && key.starts_with(token)
                     && &key[token.len()..] == rest
             }
+            #[cfg(feature = "v2")]
             Repr::Coded(c) => c.cmp_key(key).0 == Ordering::Equal,
         }
     }

@@ -4,6 +4,7 @@
 //! [`write`](mod@write) builds the blob.
 
 pub mod layout;
+#[cfg(feature = "v1")]
 pub mod read;
 
 #[cfg(feature = "std")]
@@ -11,4 +12,5 @@ pub mod tokens;
 #[cfg(feature = "std")]
 pub mod write;
 
+#[cfg(feature = "v1")]
 pub use read::KallsymsMapped;

@@ -256,9 +256,22 @@ pub const MODSPACE_ALIGN: u64 = 0x1000;
 /// Bytes of the `tokens` section before the expansions: 257 u16 offsets.
 pub const TOKENS_FIXED: usize = 2 * 257;
 
-/// CRC32C (Castagnoli, as iSCSI, ext4 and Lidia use), slice-by-16 tables
-/// built at compile time, no std needed.
-pub static CRC32C: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_ISCSI);
+/// How [`CRC32C`] is computed: the largest table a feature asks for.
+/// Tables are built at compile time and live in `.rodata`.
+#[cfg(feature = "crc-slice16")]
+pub type CrcTable = Table<16>;
+/// How [`CRC32C`] is computed: a 256-entry table (1 KiB).
+#[cfg(all(feature = "crc-table", not(feature = "crc-slice16")))]
+pub type CrcTable = Table<1>;
+/// How [`CRC32C`] is computed: bit by bit, no table (no `.rodata`).
+#[cfg(not(any(feature = "crc-table", feature = "crc-slice16")))]
+pub type CrcTable = Table<0>;
+
+/// CRC32C (Castagnoli, as iSCSI, ext4 and Lidia use; FORMAT.md §9.2). The
+/// value is the same whichever [`CrcTable`] the features chose: 16 KiB of
+/// slice-by-16 tables (`crc-slice16`, what std turns on), 1 KiB
+/// (`crc-table`), or none.
+pub static CRC32C: Crc<u32, CrcTable> = Crc::<u32, CrcTable>::new(&CRC_32_ISCSI);
 
 /// Bits needed to write every value `< n` (at least 1).
 pub const fn index_bits(n: usize) -> u32 {
@@ -285,11 +298,14 @@ pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
     {
         return (u64::from_le_bytes(b) >> (pos % 8)) & ((1u64 << width) - 1);
     }
-    let w = (pos / 64) as usize;
+    // A position past what a 32-bit usize indexes is past the end.
+    let Ok(w) = usize::try_from(pos / 64) else {
+        return 0;
+    };
     let sh = (pos % 64) as u32;
     let lo = word(words, w) >> sh;
     let v = if sh + width > 64 {
-        lo | (word(words, w + 1) << (64 - sh))
+        lo | (w.checked_add(1).map_or(0, |n| word(words, n)) << (64 - sh))
     } else {
         lo
     };
@@ -304,6 +320,7 @@ pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
 /// 1 to 56 bits and the 8 bytes from the one holding each value's first bit
 /// lie inside `addr_bits`: each value is then one 8-byte load, with none of
 /// `get_bits`' width tests.
+#[cfg_attr(not(feature = "v2"), allow(dead_code))]
 pub(crate) struct PackedBlock<'a> {
     bytes: &'a [u8],
     bit0: usize,
@@ -311,6 +328,7 @@ pub(crate) struct PackedBlock<'a> {
     mask: u64,
 }
 
+#[cfg_attr(not(feature = "v2"), allow(dead_code))]
 impl<'a> PackedBlock<'a> {
     /// The block of `count` (1 to 64) values from bit `pos`, or `None` when
     /// it is not in the shape above.
@@ -348,7 +366,7 @@ impl<'a> PackedBlock<'a> {
 pub fn word(words: &[u8], i: usize) -> u64 {
     match i
         .checked_mul(8)
-        .and_then(|at| words.get(at..at + 8))
+        .and_then(|at| words.get(at..at.checked_add(8)?))
         .map(<[u8; 8]>::try_from)
     {
         Some(Ok(b)) => u64::from_le_bytes(b),

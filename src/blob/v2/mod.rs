@@ -11,9 +11,13 @@
 //! varints and token tables for both writers.
 
 pub mod layout;
+#[cfg(feature = "modules")]
 pub mod module_space;
+#[cfg(feature = "v2")]
 pub mod names;
+#[cfg(feature = "v2")]
 pub mod read;
+#[cfg(feature = "lines")]
 pub mod source_lines;
 
 #[cfg(feature = "std")]
@@ -23,4 +27,5 @@ pub mod pairs;
 #[cfg(feature = "std")]
 pub mod write;
 
+#[cfg(feature = "v2")]
 pub use read::KallsymsV2;

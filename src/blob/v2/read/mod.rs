@@ -11,6 +11,7 @@ use crate::blob::v2::layout::*;
 use crate::blob::v2::names::bucket_of;
 // The reader hands these out; they were defined here before `names` existed.
 pub use crate::blob::v2::names::{CodedName, Tokens};
+#[cfg(feature = "lines")]
 use crate::blob::v2::source_lines::read::LineTable;
 use crate::kernel::LAST_SYMBOL_MAX_SPAN;
 
@@ -141,8 +142,9 @@ pub struct KallsymsV2<'a> {
     etext: Option<u64>,
     einittext: Option<u64>,
     sections: [Option<SectionInfo>; SECTIONS.len()],
+    #[cfg(feature = "lines")]
     lines: Option<LineTable<'a>>,
-    /// The `module_space` section (checked at open) and its blob offset.
+    /// The `module_space` section (its CRC checked at open) and its blob offset.
     module_space: (&'a [u8], usize),
 }
 
@@ -182,7 +184,8 @@ pub fn is_v2(blob: &[u8]) -> bool {
 
 impl<'a> KallsymsV2<'a> {
     /// The source lines and inline frames (FORMAT.md §15), when the blob
-    /// has a `lines` section (`ksym-pack --lines ELF`).
+    /// has a `lines` section (`ksym-pack --lines ELF`). Feature `lines`.
+    #[cfg(feature = "lines")]
     pub fn lines(&self) -> Option<&LineTable<'a>> {
         self.lines.as_ref()
     }

@@ -405,6 +405,8 @@ impl<'a> KallsymsV2<'a> {
             .map_err(|(o, what)| bad(dir.at(SectionId::Tokens) + o, SectionId::Tokens, what))?;
         let meta = parse_meta(&dir)?;
         let modules = parse_modules(&dir)?;
+        // Without the feature the section is still CRC-checked, then unread.
+        #[cfg(feature = "lines")]
         let lines = match dir.info[SectionId::Lines as usize - 1] {
             Some(s) => Some(LineTable::parse(dir.sec(SectionId::Lines), s.offset)?),
             None => None,
@@ -435,6 +437,7 @@ impl<'a> KallsymsV2<'a> {
             names: dir.sec(SectionId::Names),
             tokens,
             modules,
+            #[cfg(feature = "lines")]
             lines,
             stext: stext.or(meta.bound(0)),
             etext: etext.or(meta.bound(1)),

@@ -1,0 +1,497 @@
+//! One backtrace frame, printed: what a kernel's oops or panic path writes
+//! per address it walks, as ` [<ADDR>] NAME+0xOFF/0xSIZE [MOD] FILE:LINE >
+//! INLINED FILE:LINE`. `no_std`, no allocation, and none of `core::fmt`'s
+//! number formatting: numbers are written here, and the text goes out in
+//! chunks through [`core::fmt::Write::write_str`] only. The frame walk
+//! itself stays the kernel's (README "In your kernel").
+
+use core::fmt::{self, Write};
+
+use super::Kallsyms;
+
+/// Where a frame's address came from, which decides where it is looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    /// The trapping instruction (an exception's pc, a `BUG()` trap):
+    /// symbol and line are those of the address itself.
+    Trapping,
+    /// A return address from the frame walk: the call is the instruction
+    /// before it, so symbol and line are looked up at `ADDR - 1` and the
+    /// offset printed is one more than that (Linux's `%pB`,
+    /// `lib/vsprintf.c` `sprint_backtrace`). A call to a `noreturn`
+    /// function at a function's very end so stays in its caller.
+    Return,
+}
+
+/// Bytes of output gathered before one `write_str`.
+const CHUNK: usize = 64;
+
+/// Gathers bytes and hands them to a [`fmt::Write`] as `str`s, a chunk
+/// at a time. Names are decoded in runs that may split a UTF-8 sequence,
+/// so a chunk ends before an incomplete sequence; invalid bytes become
+/// U+FFFD. Byte by byte, so that no `memcpy` is linked for it.
+struct Out<'w, W: Write + ?Sized> {
+    w: &'w mut W,
+    buf: [u8; CHUNK],
+    len: usize,
+    err: bool,
+}
+
+impl<W: Write + ?Sized> Out<'_, W> {
+    fn bytes(&mut self, b: &[u8]) {
+        for &c in b {
+            if self.len == CHUNK {
+                self.flush(false);
+            }
+            self.buf[self.len] = c;
+            self.len += 1;
+        }
+    }
+
+    /// Writes the buffer out; with `last` false an incomplete UTF-8
+    /// sequence at its end stays for the next bytes.
+    fn flush(&mut self, last: bool) {
+        let mut cut = self.len;
+        if !last {
+            // The last lead byte, at most 3 back, and the length it needs.
+            if let Some(p) = (cut.saturating_sub(3)..cut)
+                .rev()
+                .find(|&p| self.buf[p] >= 0xC0)
+            {
+                let need = match self.buf[p] {
+                    0xF0.. => 4,
+                    0xE0.. => 3,
+                    _ => 2,
+                };
+                if cut - p < need {
+                    cut = p;
+                }
+            }
+        }
+        for chunk in self.buf[..cut].utf8_chunks() {
+            self.err |= self.w.write_str(chunk.valid()).is_err();
+            if !chunk.invalid().is_empty() {
+                self.err |= self.w.write_str("\u{FFFD}").is_err();
+            }
+        }
+        for i in cut..self.len {
+            self.buf[i - cut] = self.buf[i];
+        }
+        self.len -= cut;
+    }
+
+    fn hex(&mut self, v: u64, digits: usize) {
+        let mut b = [0u8; 16];
+        let mut i = 16;
+        let mut v = v;
+        while i > 16 - digits || v != 0 {
+            i -= 1;
+            b[i] = b"0123456789abcdef"[(v & 0xf) as usize];
+            v >>= 4;
+        }
+        self.bytes(&b[i..]);
+    }
+
+    #[cfg(feature = "lines")]
+    fn dec(&mut self, mut v: u32) {
+        let mut b = [0u8; 10];
+        let mut i = 10;
+        loop {
+            i -= 1;
+            b[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        self.bytes(&b[i..]);
+    }
+}
+
+impl Kallsyms<'_> {
+    /// Writes one backtrace frame to `w`, without a line end:
+    /// ` [<ADDR>] NAME+0xOFF/0xSIZE`, then ` [MODULE]` for a module's
+    /// symbol, then with a `lines` blob (feature `lines`) ` FILE:LINE` and
+    /// per inlined call ` > FUNC FILE:LINE`, outermost first (the innermost
+    /// 16 at most), or ` ??:0` where the table has no row. ADDR has the
+    /// pointer's width in hex digits (16 beyond 32 bits). An address no
+    /// symbol covers prints as `0xADDR`, as Linux's `%pS` prints it. `/0xSIZE`
+    /// is left out where the blob has no size (the last symbol with no
+    /// `_etext`). `strip_prefix` is taken off the front of each source
+    /// directory (with the `/` after it); empty strips nothing.
+    ///
+    /// `kind` says whether `addr` is the trapping instruction or a return
+    /// address ([`FrameKind`]). Text goes out in chunks of at most 64
+    /// bytes. No allocation; numbers are not formatted by `core::fmt`.
+    ///
+    /// Errors: [`fmt::Error`] when `w` returned one (the rest is still
+    /// written).
+    pub fn write_frame<W: Write + ?Sized>(
+        &self,
+        w: &mut W,
+        addr: u64,
+        kind: FrameKind,
+        strip_prefix: &[u8],
+    ) -> fmt::Result {
+        let mut o = Out {
+            w,
+            buf: [0; CHUNK],
+            len: 0,
+            err: false,
+        };
+        let digits = if addr > usize::MAX as u64 {
+            16
+        } else {
+            2 * core::mem::size_of::<usize>()
+        };
+        o.bytes(b" [<");
+        o.hex(addr, digits);
+        o.bytes(b">] ");
+        let ret = u64::from(kind == FrameKind::Return);
+        let at = addr.wrapping_sub(ret);
+        match self.lookup_address(at) {
+            Some(h) => {
+                h.symbol.name.for_each_run(|r| o.bytes(r));
+                o.bytes(b"+0x");
+                o.hex(h.offset + ret, 1);
+                if let Some(size) = h.size {
+                    o.bytes(b"/0x");
+                    o.hex(size, 1);
+                }
+                if let Some(m) = h.symbol.module {
+                    o.bytes(b" [");
+                    o.bytes(m);
+                    o.bytes(b"]");
+                }
+            }
+            None => {
+                o.bytes(b"0x");
+                o.hex(addr, 1);
+            }
+        }
+        #[cfg(feature = "lines")]
+        if let Some(lines) = self.lines() {
+            source(&mut o, lines, at, strip_prefix);
+        }
+        #[cfg(not(feature = "lines"))]
+        let _ = strip_prefix;
+        o.flush(true);
+        if o.err { Err(fmt::Error) } else { Ok(()) }
+    }
+}
+
+#[cfg(feature = "lines")]
+use super::v2::source_lines::read::{LineTable, SourceFrame};
+
+/// ` FILE:LINE > FUNC FILE:LINE ...` of `at`, outermost first.
+#[cfg(feature = "lines")]
+fn source<W: Write + ?Sized>(o: &mut Out<'_, W>, lines: &LineTable<'_>, at: u64, strip: &[u8]) {
+    let Some(row) = lines.find(at) else {
+        o.bytes(b" ??:0");
+        return;
+    };
+    // The reader walks innermost first; the line reads outermost first.
+    let mut chain = [None::<SourceFrame>; 16];
+    for (slot, f) in chain.iter_mut().zip(lines.frames(&row)) {
+        *slot = Some(f);
+    }
+    for (i, f) in chain.iter().rev().flatten().enumerate() {
+        if i > 0 {
+            o.bytes(b" > ");
+            if let Some(name) = lines.string(f.function) {
+                name.runs().for_each(|r| o.bytes(r));
+            }
+        }
+        o.bytes(b" ");
+        path(o, lines, f.file, strip);
+        o.bytes(b":");
+        o.dec(f.line);
+    }
+}
+
+/// `DIR/BASE` of file `id` with `strip` taken off DIR's front, or `??`.
+#[cfg(feature = "lines")]
+fn path<W: Write + ?Sized>(o: &mut Out<'_, W>, lines: &LineTable<'_>, id: u32, strip: &[u8]) {
+    let Some((dir, base)) = lines.file(id) else {
+        o.bytes(b"??");
+        return;
+    };
+    if dir_stripped(o, dir.runs(), strip) {
+        o.bytes(b"/");
+    }
+    base.runs().for_each(|r| o.bytes(r));
+}
+
+/// Writes the directory whose bytes come in `runs`, without `strip` when
+/// it is `strip` or starts with `strip/` (a `/` ending `strip` is ignored;
+/// as `ksym-resolve --strip-prefix`); returns whether it wrote anything.
+/// The prefix is matched as the runs stream past: what matched so far is
+/// written back only if the match then fails.
+#[cfg(any(feature = "lines", test))]
+fn dir_stripped<'r, W: Write + ?Sized>(
+    o: &mut Out<'_, W>,
+    runs: impl Iterator<Item = &'r [u8]>,
+    strip: &[u8],
+) -> bool {
+    let strip = strip.strip_suffix(b"/").unwrap_or(strip);
+    let mut matching = !strip.is_empty();
+    let mut m = 0;
+    let mut wrote = false;
+    for mut r in runs {
+        if matching {
+            let want = &strip[m..];
+            let n = want.len().min(r.len());
+            if r[..n] != want[..n] {
+                o.bytes(&strip[..m]);
+                wrote |= m > 0;
+                matching = false;
+            } else {
+                m += n;
+                r = &r[n..];
+                // All of `strip` seen: a `/` or the end must follow.
+                match r.first() {
+                    None => continue,
+                    Some(b'/') => r = &r[1..],
+                    Some(_) => {
+                        o.bytes(strip);
+                        wrote = true;
+                    }
+                }
+                matching = false;
+            }
+        }
+        o.bytes(r);
+        wrote |= !r.is_empty();
+    }
+    // The directory stopped inside `strip`: it is written whole.
+    if matching && m < strip.len() {
+        o.bytes(&strip[..m]);
+        wrote |= m > 0;
+    }
+    wrote
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blob::list::SymbolList;
+    use crate::blob::v1::write::pack;
+    use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
+    use crate::blob::v2::write::{V2Options, pack_v2};
+    use crate::blobfile::AlignedBlob;
+    use std::string::String;
+    use std::vec::Vec;
+
+    fn list() -> SymbolList {
+        let mut l = SymbolList::new();
+        for (a, t, n) in [
+            (0xffff_ffff_8100_0000u64, b'T', &b"start_kernel"[..]),
+            (0xffff_ffff_8100_0000, b'T', b"_stext"),
+            (0xffff_ffff_8100_0040, b't', b"ksym::fault_here"),
+            (0xffff_ffff_8100_0100, b'T', b"_etext"),
+        ] {
+            l.push(a, t, n).unwrap();
+        }
+        l
+    }
+
+    /// Rows: start_kernel at init/main.c:10; fault_here at src/lib.rs:5
+    /// with check() inlined from src/check.rs:7.
+    fn table() -> SourceTable {
+        let s = |x: &str| x.as_bytes().to_vec();
+        let row = |address, file, line, node| LineRow {
+            address,
+            file,
+            line,
+            node,
+            ..LineRow::default()
+        };
+        SourceTable {
+            rows: vec![
+                row(0xffff_ffff_8100_0000, 1, 10, 1),
+                row(0xffff_ffff_8100_0040, 2, 5, 2),
+                row(0xffff_ffff_8100_0048, 3, 7, 3),
+                row(0xffff_ffff_8100_0050, 2, 6, 2),
+                row(0xffff_ffff_8100_0100, 0, 0, 0),
+            ],
+            nodes: vec![
+                InlineNode::default(),
+                InlineNode {
+                    name: 1,
+                    ..Default::default()
+                },
+                InlineNode {
+                    name: 2,
+                    ..Default::default()
+                },
+                InlineNode {
+                    parent: 2,
+                    name: 3,
+                    call_file: 2,
+                    call_line: 5,
+                    call_column: 0,
+                },
+            ],
+            files: vec![(0, 0), (4, 5), (6, 7), (6, 8)],
+            strings: vec![
+                s(""),
+                s("start_kernel"),
+                s("ksym::fault_here"),
+                s("ksym::check"),
+                s("/build/linux"),
+                s("main.c"),
+                s("/build/linux/rust"),
+                s("lib.rs"),
+                s("check.rs"),
+            ],
+        }
+    }
+
+    fn frame(k: &Kallsyms<'_>, addr: u64, kind: FrameKind, strip: &str) -> String {
+        let mut s = String::new();
+        k.write_frame(&mut s, addr, kind, strip.as_bytes()).unwrap();
+        s
+    }
+
+    #[test]
+    fn names_offsets_and_sizes_in_both_formats() {
+        let v1 = AlignedBlob::copy_from(&pack(&list(), Default::default()).unwrap().blob);
+        let v2 = AlignedBlob::copy_from(&pack_v2(&list(), &V2Options::default()).unwrap().blob);
+        for blob in [&v1, &v2] {
+            let k = Kallsyms::from_blob(blob.as_bytes(), None, None).unwrap();
+            assert_eq!(
+                frame(&k, 0xffff_ffff_8100_0048, FrameKind::Trapping, ""),
+                " [<ffffffff81000048>] ksym::fault_here+0x8/0xc0"
+            );
+            // A return address right after a call that ends start_kernel
+            // is its caller's, not the next function's (`%pB`).
+            assert_eq!(
+                frame(&k, 0xffff_ffff_8100_0040, FrameKind::Return, ""),
+                " [<ffffffff81000040>] start_kernel+0x40/0x40"
+            );
+            assert_eq!(
+                frame(&k, 0xffff_ffff_8100_0040, FrameKind::Trapping, ""),
+                " [<ffffffff81000040>] ksym::fault_here+0x0/0xc0"
+            );
+            // A pointer's width: 8 digits on a 32-bit host.
+            let pad = "0".repeat(2 * core::mem::size_of::<usize>() - 4);
+            assert_eq!(
+                frame(&k, 0x1234, FrameKind::Trapping, ""),
+                format!(" [<{pad}1234>] 0x1234")
+            );
+        }
+    }
+
+    #[test]
+    fn lines_and_inline_frames_outermost_first() {
+        let opts = V2Options {
+            lines: Some((table(), false)),
+            ..V2Options::default()
+        };
+        let blob = AlignedBlob::copy_from(&pack_v2(&list(), &opts).unwrap().blob);
+        let k = Kallsyms::from_blob(blob.as_bytes(), None, None).unwrap();
+        assert_eq!(
+            frame(
+                &k,
+                0xffff_ffff_8100_004a,
+                FrameKind::Trapping,
+                "/build/linux"
+            ),
+            " [<ffffffff8100004a>] ksym::fault_here+0xa/0xc0 rust/lib.rs:5 > ksym::check rust/check.rs:7"
+        );
+        // The line of a return address is the call's, at ADDR - 1.
+        assert_eq!(
+            frame(&k, 0xffff_ffff_8100_0050, FrameKind::Return, ""),
+            " [<ffffffff81000050>] ksym::fault_here+0x10/0xc0 /build/linux/rust/lib.rs:5 > ksym::check /build/linux/rust/check.rs:7"
+        );
+        assert_eq!(
+            frame(
+                &k,
+                0xffff_ffff_8100_0004,
+                FrameKind::Trapping,
+                "/build/linux/"
+            ),
+            " [<ffffffff81000004>] start_kernel+0x4/0x40 main.c:10"
+        );
+        assert_eq!(
+            frame(&k, 0xffff_ffff_8100_0060, FrameKind::Trapping, "/elsewhere"),
+            " [<ffffffff81000060>] ksym::fault_here+0x20/0xc0 /build/linux/rust/lib.rs:6"
+        );
+        assert_eq!(
+            frame(&k, 0xffff_ffff_8100_0100, FrameKind::Trapping, ""),
+            " [<ffffffff81000100>] 0xffffffff81000100 ??:0"
+        );
+    }
+
+    /// A `fmt::Write` that records each `write_str`.
+    #[derive(Default)]
+    struct Calls(Vec<String>);
+
+    impl Write for Calls {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            self.0.push(s.into());
+            Ok(())
+        }
+    }
+
+    fn out(runs: &[&[u8]]) -> Calls {
+        let mut c = Calls::default();
+        let mut o = Out {
+            w: &mut c,
+            buf: [0; CHUNK],
+            len: 0,
+            err: false,
+        };
+        runs.iter().for_each(|r| o.bytes(r));
+        o.flush(true);
+        c
+    }
+
+    #[test]
+    fn utf8_split_across_runs_and_chunks_stays_whole() {
+        let name = "fn_λ_€_𝔸".as_bytes();
+        let runs: Vec<&[u8]> = name.chunks(1).collect();
+        assert_eq!(out(&runs).0.concat(), "fn_λ_€_𝔸");
+        // A 4-byte character across the 64-byte chunk boundary.
+        let long = format!("{}𝔸x", "a".repeat(62));
+        let c = out(&[long.as_bytes()]);
+        assert_eq!(c.0.concat(), long);
+        assert!(c.0.iter().all(|s| s.len() <= CHUNK));
+        // Invalid bytes, and a sequence cut off at the very end.
+        assert_eq!(
+            out(&[b"a\xffb", b"\xe2\x82"]).0.concat(),
+            "a\u{FFFD}b\u{FFFD}"
+        );
+    }
+
+    #[test]
+    fn directory_prefix_is_stripped_whatever_the_runs() {
+        let strip = b"/build/linux";
+        for (dir, want) in [
+            ("/build/linux/rust", "rust"),
+            ("/build/linux", ""),
+            ("/build/linuxx", "/build/linuxx"),
+            ("/build/lin", "/build/lin"),
+            ("/other", "/other"),
+            ("", ""),
+        ] {
+            for cut in 1..=dir.len().max(1) {
+                let runs: Vec<&[u8]> = dir.as_bytes().chunks(cut).collect();
+                let mut c = Calls::default();
+                let mut o = Out {
+                    w: &mut c,
+                    buf: [0; CHUNK],
+                    len: 0,
+                    err: false,
+                };
+                let wrote = dir_stripped(&mut o, runs.into_iter(), strip);
+                o.flush(true);
+                assert_eq!(
+                    (c.0.concat().as_str(), wrote),
+                    (want, !want.is_empty()),
+                    "{dir} in runs of {cut}"
+                );
+            }
+        }
+    }
+}
