@@ -1,8 +1,8 @@
 //! One backtrace frame, printed: what a kernel's oops or panic path writes
 //! per address it walks, as ` [<ADDR>] NAME+0xOFF/0xSIZE [MOD] FILE:LINE >
 //! INLINED FILE:LINE`. `no_std`, no allocation, and none of `core::fmt`'s
-//! number formatting: numbers are written here, and the text goes out in
-//! chunks through [`core::fmt::Write::write_str`] only. The frame walk
+//! number formatting: numbers are written here, and the text goes out a
+//! `char` at a time through [`core::fmt::Write::write_char`]. The frame walk
 //! itself stays the kernel's (README "In your kernel").
 
 use core::fmt::{self, Write};
@@ -23,88 +23,90 @@ pub enum FrameKind {
     Return,
 }
 
-/// Bytes of output gathered before one `write_str`.
-const CHUNK: usize = 64;
-
-/// Gathers bytes and hands them to a [`fmt::Write`] as `str`s, a chunk
-/// at a time. Names are decoded in runs that may split a UTF-8 sequence,
-/// so a chunk ends before an incomplete sequence; invalid bytes become
-/// U+FFFD. Byte by byte, so that no `memcpy` is linked for it.
+/// Decodes bytes to `char`s as they stream past and writes each with
+/// [`Write::write_char`]: names come in runs that may split a UTF-8
+/// sequence, and no buffer, no UTF-8 table and no `str` validation is
+/// linked for it. Decoding is lenient: a byte that cannot start or
+/// continue a sequence, a sequence cut short, or one that is no `char`
+/// becomes U+FFFD.
 struct Out<'w, W: Write + ?Sized> {
     w: &'w mut W,
-    buf: [u8; CHUNK],
-    len: usize,
+    /// The code point so far, and how many continuation bytes it awaits.
+    cp: u32,
+    need: u32,
     err: bool,
 }
 
 impl<W: Write + ?Sized> Out<'_, W> {
+    fn new(w: &mut W) -> Out<'_, W> {
+        Out {
+            w,
+            cp: 0,
+            need: 0,
+            err: false,
+        }
+    }
+
+    // One copy of the writer's UTF-8 encoding, not one per call site.
+    #[inline(never)]
+    fn char(&mut self, c: char) {
+        self.err |= self.w.write_char(c).is_err();
+    }
+
     fn bytes(&mut self, b: &[u8]) {
-        for &c in b {
-            if self.len == CHUNK {
-                self.flush(false);
-            }
-            self.buf[self.len] = c;
-            self.len += 1;
-        }
+        b.iter().for_each(|&c| self.byte(c));
     }
 
-    /// Writes the buffer out; with `last` false an incomplete UTF-8
-    /// sequence at its end stays for the next bytes.
-    fn flush(&mut self, last: bool) {
-        let mut cut = self.len;
-        if !last {
-            // The last lead byte, at most 3 back, and the length it needs.
-            if let Some(p) = (cut.saturating_sub(3)..cut)
-                .rev()
-                .find(|&p| self.buf[p] >= 0xC0)
-            {
-                let need = match self.buf[p] {
-                    0xF0.. => 4,
-                    0xE0.. => 3,
-                    _ => 2,
-                };
-                if cut - p < need {
-                    cut = p;
+    fn byte(&mut self, b: u8) {
+        if self.need > 0 {
+            if b & 0xC0 == 0x80 {
+                self.cp = self.cp << 6 | u32::from(b & 0x3F);
+                self.need -= 1;
+                if self.need == 0 {
+                    self.char(char::from_u32(self.cp).unwrap_or(char::REPLACEMENT_CHARACTER));
                 }
+                return;
             }
+            self.need = 0;
+            self.char(char::REPLACEMENT_CHARACTER);
         }
-        for chunk in self.buf[..cut].utf8_chunks() {
-            self.err |= self.w.write_str(chunk.valid()).is_err();
-            if !chunk.invalid().is_empty() {
-                self.err |= self.w.write_str("\u{FFFD}").is_err();
-            }
-        }
-        for i in cut..self.len {
-            self.buf[i - cut] = self.buf[i];
-        }
-        self.len -= cut;
+        (self.cp, self.need) = match b {
+            0..0x80 => return self.char(char::from(b)),
+            0xC2..0xE0 => (u32::from(b & 0x1F), 1),
+            0xE0..0xF0 => (u32::from(b & 0x0F), 2),
+            0xF0..0xF5 => (u32::from(b & 0x07), 3),
+            _ => return self.char(char::REPLACEMENT_CHARACTER),
+        };
     }
 
-    fn hex(&mut self, v: u64, digits: usize) {
-        let mut b = [0u8; 16];
-        let mut i = 16;
-        let mut v = v;
-        while i > 16 - digits || v != 0 {
-            i -= 1;
-            b[i] = b"0123456789abcdef"[(v & 0xf) as usize];
-            v >>= 4;
+    /// Ends the text: a sequence cut short becomes U+FFFD.
+    fn finish(&mut self) {
+        if self.need > 0 {
+            self.need = 0;
+            self.char(char::REPLACEMENT_CHARACTER);
         }
-        self.bytes(&b[i..]);
+    }
+
+    /// `v` in hex, at least `digits` digits.
+    fn hex(&mut self, v: u64, digits: u32) {
+        let mut n = (16 - v.leading_zeros() / 4).max(digits);
+        while n > 0 {
+            n -= 1;
+            let d = (v >> (4 * n) & 0xF) as u8;
+            self.char(char::from(if d < 10 { b'0' + d } else { b'a' + d - 10 }));
+        }
     }
 
     #[cfg(feature = "lines")]
-    fn dec(&mut self, mut v: u32) {
-        let mut b = [0u8; 10];
-        let mut i = 10;
-        loop {
-            i -= 1;
-            b[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
+    fn dec(&mut self, v: u32) {
+        let mut p = 1;
+        while v / p >= 10 {
+            p *= 10;
         }
-        self.bytes(&b[i..]);
+        while p > 0 {
+            self.char(char::from(b'0' + (v / p % 10) as u8));
+            p /= 10;
+        }
     }
 }
 
@@ -121,8 +123,10 @@ impl Kallsyms<'_> {
     /// directory (with the `/` after it); empty strips nothing.
     ///
     /// `kind` says whether `addr` is the trapping instruction or a return
-    /// address ([`FrameKind`]). Text goes out in chunks of at most 64
-    /// bytes. No allocation; numbers are not formatted by `core::fmt`.
+    /// address ([`FrameKind`]). Text goes out a `char` at a time through
+    /// [`Write::write_char`], names' bytes decoded leniently (what is not
+    /// UTF-8 becomes U+FFFD). No allocation; numbers are not formatted by
+    /// `core::fmt`.
     ///
     /// Errors: [`fmt::Error`] when `w` returned one (the rest is still
     /// written).
@@ -133,16 +137,11 @@ impl Kallsyms<'_> {
         kind: FrameKind,
         strip_prefix: &[u8],
     ) -> fmt::Result {
-        let mut o = Out {
-            w,
-            buf: [0; CHUNK],
-            len: 0,
-            err: false,
-        };
+        let mut o = Out::new(w);
         let digits = if addr > usize::MAX as u64 {
             16
         } else {
-            2 * core::mem::size_of::<usize>()
+            2 * core::mem::size_of::<usize>() as u32
         };
         o.bytes(b" [<");
         o.hex(addr, digits);
@@ -175,7 +174,7 @@ impl Kallsyms<'_> {
         }
         #[cfg(not(feature = "lines"))]
         let _ = strip_prefix;
-        o.flush(true);
+        o.finish();
         if o.err { Err(fmt::Error) } else { Ok(()) }
     }
 }
@@ -434,33 +433,48 @@ mod tests {
         }
     }
 
-    fn out(runs: &[&[u8]]) -> Calls {
+    fn out(runs: &[&[u8]]) -> String {
         let mut c = Calls::default();
-        let mut o = Out {
-            w: &mut c,
-            buf: [0; CHUNK],
-            len: 0,
-            err: false,
-        };
+        let mut o = Out::new(&mut c);
         runs.iter().for_each(|r| o.bytes(r));
-        o.flush(true);
-        c
+        o.finish();
+        c.0.concat()
     }
 
     #[test]
-    fn utf8_split_across_runs_and_chunks_stays_whole() {
+    fn utf8_split_across_runs_stays_whole() {
         let name = "fn_λ_€_𝔸".as_bytes();
-        let runs: Vec<&[u8]> = name.chunks(1).collect();
-        assert_eq!(out(&runs).0.concat(), "fn_λ_€_𝔸");
-        // A 4-byte character across the 64-byte chunk boundary.
-        let long = format!("{}𝔸x", "a".repeat(62));
-        let c = out(&[long.as_bytes()]);
-        assert_eq!(c.0.concat(), long);
-        assert!(c.0.iter().all(|s| s.len() <= CHUNK));
-        // Invalid bytes, and a sequence cut off at the very end.
+        for cut in 1..name.len() {
+            let runs: Vec<&[u8]> = name.chunks(cut).collect();
+            assert_eq!(out(&runs), "fn_λ_€_𝔸", "runs of {cut}");
+        }
+        // Invalid bytes, a lead byte cut short by ASCII, a surrogate, and
+        // a sequence cut off at the very end.
+        assert_eq!(out(&[b"a\xffb\xc3x"]), "a\u{FFFD}b\u{FFFD}x");
+        assert_eq!(out(&[b"\xed\xa0\x80", b"\xe2\x82"]), "\u{FFFD}\u{FFFD}");
+    }
+
+    #[test]
+    fn numbers_without_core_fmt() {
+        let mut c = Calls::default();
+        let mut o = Out::new(&mut c);
+        for (v, d) in [
+            (0, 1),
+            (0xabc, 1),
+            (0x1234, 8),
+            (u64::MAX, 16),
+            (1 << 60, 1),
+        ] {
+            o.hex(v, d);
+            o.char(' ');
+        }
+        for v in [0, 7, 10, 99, 4_294_967_295] {
+            o.dec(v);
+            o.char(' ');
+        }
         assert_eq!(
-            out(&[b"a\xffb", b"\xe2\x82"]).0.concat(),
-            "a\u{FFFD}b\u{FFFD}"
+            c.0.concat(),
+            "0 abc 00001234 ffffffffffffffff 1000000000000000 0 7 10 99 4294967295 "
         );
     }
 
@@ -478,14 +492,8 @@ mod tests {
             for cut in 1..=dir.len().max(1) {
                 let runs: Vec<&[u8]> = dir.as_bytes().chunks(cut).collect();
                 let mut c = Calls::default();
-                let mut o = Out {
-                    w: &mut c,
-                    buf: [0; CHUNK],
-                    len: 0,
-                    err: false,
-                };
+                let mut o = Out::new(&mut c);
                 let wrote = dir_stripped(&mut o, runs.into_iter(), strip);
-                o.flush(true);
                 assert_eq!(
                     (c.0.concat().as_str(), wrote),
                     (want, !want.is_empty()),

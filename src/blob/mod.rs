@@ -101,7 +101,7 @@ pub enum Either<A, B> {
 
 impl<T, A: Iterator<Item = T>, B: Iterator<Item = T>> Iterator for Either<A, B> {
     type Item = T;
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn next(&mut self) -> Option<T> {
         match self {
             Either::A(a) => a.next(),
@@ -287,7 +287,7 @@ impl<'a> Kallsyms<'a> {
     }
 
     /// The symbol covering `addr` (FORMAT.md §5.2; §12.1 for v2).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn lookup_address(&self, addr: u64) -> Option<AddressHit<'a>> {
         each!(self, m => m.lookup_address(addr))
     }
@@ -311,20 +311,20 @@ impl<'a> Kallsyms<'a> {
     /// of (v1) addresses or (v2) stored rows at or below `addr`, searched
     /// inside `window` (see [`KallsymsMapped::rank_in`]; `0..usize::MAX`
     /// searches everything).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn rank_in(&self, addr: u64, window: core::ops::Range<usize>) -> usize {
         each!(self, m => m.rank_in(addr, window))
     }
 
     /// The second step: the answer for `addr` given its [`rank_in`](Self::rank_in).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn lookup_ranked(&self, addr: u64, rank: usize) -> Option<AddressHit<'a>> {
         each!(self, m => m.lookup_ranked(addr, rank))
     }
 
     /// Reads what a lookup at `rank` will read first, so that a batch of
     /// lookups overlaps its cache misses; returns a byte to keep it alive.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn touch(&self, rank: usize) -> u8 {
         match self {
             #[cfg(feature = "v1")]

@@ -193,7 +193,7 @@ impl<'a> Name<'a> {
         Name(Repr::Coded(c))
     }
     /// Calls `f` with the name's bytes in runs, in order.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn for_each_run(&self, mut f: impl FnMut(&'a [u8])) {
         match self.0 {
             Repr::Plain { token, rest } => {
@@ -248,7 +248,24 @@ impl<'a> Name<'a> {
         if t1.len() == t2.len() && t1 == t2 {
             return r1.cmp(r2);
         }
-        t1.iter().chain(r1).cmp(t2.iter().chain(r2))
+        // Byte by byte across token and rest: no iterator adapters, which
+        // a kernel reading its blob would link for this alone.
+        let at = |t: &[u8], r: &[u8], i: usize| {
+            let b = if i < t.len() {
+                t.get(i)
+            } else {
+                r.get(i - t.len())
+            };
+            b.copied().unwrap_or(0)
+        };
+        let (n1, n2) = (t1.len() + r1.len(), t2.len() + r2.len());
+        for i in 0..n1.min(n2) {
+            match at(t1, r1, i).cmp(&at(t2, r2, i)) {
+                Ordering::Equal => {}
+                o => return o,
+            }
+        }
+        n1.cmp(&n2)
     }
     /// True when the name equals `key` byte for byte.
     pub fn eq_bytes(&self, key: &[u8]) -> bool {
@@ -264,14 +281,14 @@ impl<'a> Name<'a> {
     }
     /// Appends the expanded name to `out`.
     #[cfg(feature = "std")]
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn extend_into(&self, out: &mut std::vec::Vec<u8>) {
         self.for_each_run(|r| out.extend_from_slice(r));
     }
 }
 
 /// Byte-order comparison of `token` followed by `rest` with `key`.
-#[inline]
+#[cfg_attr(feature = "std", inline)]
 pub(crate) fn cmp_parts(token: &[u8], rest: &[u8], key: &[u8]) -> Ordering {
     let t = token.len().min(key.len());
     match token[..t].cmp(&key[..t]) {

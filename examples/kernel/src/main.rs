@@ -146,9 +146,12 @@ fn open() -> Kallsyms<'static> {
     let region: &[u8] = core::hint::black_box(&KSYM[..]);
     match Kallsyms::from_region(region, None, None) {
         Ok((k, _)) if !k.is_empty() => k,
-        Ok(_) => panic!("no symbols: .ksym was never filled (ksym-pack --patch-elf)"),
-        // The offset alone: BlobError's Display would link its messages.
-        Err(e) => panic!("ksym: malformed blob at byte offset {:#x}", e.offset),
+        // Never filled (ksym-pack --patch-elf), or damaged. The offset
+        // alone: BlobError's Display would link its messages.
+        r => panic!(
+            "ksym: no symbols in .ksym (a blob error at byte {:#x})",
+            r.err().map_or(0, |e| e.offset)
+        ),
     }
 }
 

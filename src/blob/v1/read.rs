@@ -115,7 +115,7 @@ impl<'a> Cursor<'a> {
     fn count(&mut self, section: &'static str) -> Result<usize, BlobError> {
         let at = self.pos;
         let b = self.bytes(8, section)?;
-        let v = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        let v = <[u8; 8]>::try_from(b).map_or(u64::MAX, u64::from_le_bytes);
         usize::try_from(v).map_err(|_| BlobError {
             offset: at,
             kind: BlobErrorKind::CountOverflow(section),
@@ -194,11 +194,11 @@ impl<'a> KallsymsMapped<'a> {
     ) -> Result<Self, BlobError> {
         let (mut view, at) = Self::split_sections(blob)?;
         view.check_token_index(at.token_table, at.token_index)?;
-        view.check_records(at.names)?;
+        let [s, e, ei] = view.check_records(at.names)?;
         view.check_name_order(at.seqs)?;
-        view.stext = stext.or_else(|| view.lookup_name(b"_stext").map(|s| s.address));
-        view.etext = etext.or_else(|| view.lookup_name(END_MARKERS[0]).map(|s| s.address));
-        view.einittext = view.lookup_name(END_MARKERS[1]).map(|s| s.address);
+        view.stext = stext.or(s);
+        view.etext = etext.or(e);
+        view.einittext = ei;
         Ok(view)
     }
 
@@ -308,8 +308,13 @@ impl<'a> KallsymsMapped<'a> {
     }
 
     /// Addresses ascending; records contiguous, filling `names`, and well
-    /// formed (FORMAT.md §3.2).
-    fn check_records(&self, names_at: usize) -> Result<(), BlobError> {
+    /// formed (FORMAT.md §3.2). Returns the addresses of the first
+    /// `_stext`, `_etext` and `_einittext` in address order (what
+    /// `lookup_name` would find): found on the way, a kernel reading its
+    /// blob links no name search for them.
+    fn check_records(&self, names_at: usize) -> Result<[Option<u64>; 3], BlobError> {
+        const BOUNDS: [&[u8]; 3] = [b"_stext", END_MARKERS[0], END_MARKERS[1]];
+        let mut bounds = [None; 3];
         let n = self.len();
         let addr_at = 8;
         let off_at = addr_at + 8 * n;
@@ -333,6 +338,16 @@ impl<'a> KallsymsMapped<'a> {
                     offset: names_at + at,
                     kind,
                 })?;
+            let (_, token, rest) = self.record_parts(i);
+            for (b, name) in bounds.iter_mut().zip(BOUNDS) {
+                if b.is_none()
+                    && token.len() + rest.len() == name.len()
+                    && name.get(..token.len()) == Some(token)
+                    && name.get(token.len()..) == Some(rest)
+                {
+                    *b = Some(self.address(i));
+                }
+            }
         }
         if expect != self.names.len() {
             return Err(BlobError {
@@ -340,7 +355,7 @@ impl<'a> KallsymsMapped<'a> {
                 kind: BlobErrorKind::RecordsNotContiguous { index: n },
             });
         }
-        Ok(())
+        Ok(bounds)
     }
 
     /// `seqs` sorted by (name, address index), strictly: with each entry < n
@@ -348,8 +363,9 @@ impl<'a> KallsymsMapped<'a> {
     /// (FORMAT.md §4).
     fn check_name_order(&self, seqs_at: usize) -> Result<(), BlobError> {
         let n = self.len();
-        for rank in 0..n {
-            let s = u32::from_le(self.seqs[rank]) as usize;
+        let mut prev = 0;
+        for (rank, &s) in self.seqs.iter().enumerate() {
+            let s = u32::from_le(s) as usize;
             let bad = BlobError {
                 offset: seqs_at + 4 * rank,
                 kind: BlobErrorKind::NameOrder { rank },
@@ -357,8 +373,8 @@ impl<'a> KallsymsMapped<'a> {
             if s >= n {
                 return Err(bad);
             }
+            let p = core::mem::replace(&mut prev, s);
             if rank > 0 {
-                let p = u32::from_le(self.seqs[rank - 1]) as usize;
                 match self.name(p).cmp_plain(&self.name(s)) {
                     Ordering::Less => {}
                     Ordering::Equal if p < s => {}
@@ -371,14 +387,13 @@ impl<'a> KallsymsMapped<'a> {
 
     /// Checks record `i` starting at `at` in names; returns where it ends.
     fn check_record(&self, i: usize, at: usize) -> Result<usize, (usize, BlobErrorKind)> {
-        let prefix = self
-            .names
-            .get(at..at + RECORD_PREFIX_LEN)
-            .ok_or((at, BlobErrorKind::RecordPastEnd { index: i }))?;
-        if !(0x21..=0x7E).contains(&prefix[0]) {
+        let Some(&[ty, l0, l1]) = self.names.get(at..at.saturating_add(RECORD_PREFIX_LEN)) else {
+            return Err((at, BlobErrorKind::RecordPastEnd { index: i }));
+        };
+        if !(0x21..=0x7E).contains(&ty) {
             return Err((at, BlobErrorKind::BadSymbolType { index: i }));
         }
-        let len = u16::from_le_bytes([prefix[1], prefix[2]]) as usize;
+        let len = usize::from(u16::from_le_bytes([l0, l1]));
         let start = at + RECORD_PREFIX_LEN;
         let payload = self
             .names
@@ -399,7 +414,8 @@ impl<'a> KallsymsMapped<'a> {
         if len == 0 {
             return Err((at, BlobErrorKind::EmptyName { index: i }));
         }
-        if let Some(p) = payload[raw_from..].iter().position(|&b| b == TOKEN_MARKER) {
+        let raw = payload.get(raw_from..).unwrap_or(&[]);
+        if let Some(p) = raw.iter().position(|&b| b == TOKEN_MARKER) {
             return Err((
                 start + raw_from + p,
                 BlobErrorKind::MarkerInName { index: i },
@@ -433,14 +449,14 @@ impl<'a> KallsymsMapped<'a> {
         self.token_index.len()
     }
 
-    /// Token `id`'s bytes. Panics if `id >= num_tokens()`.
+    /// Token `id`'s bytes; empty when `id >= num_tokens()`.
     pub fn token(&self, id: usize) -> &'a [u8] {
-        let start = u32::from_le(self.token_index[id]) as usize;
-        let end = self
-            .token_index
-            .get(id + 1)
-            .map_or(self.token_table.len(), |&e| u32::from_le(e) as usize);
-        &self.token_table[start..end]
+        // Checked at open; `get` keeps a kernel's reader free of panics.
+        let at = |i: usize| self.token_index.get(i).map(|&x| u32::from_le(x) as usize);
+        let end = at(id + 1).unwrap_or(self.token_table.len());
+        at(id)
+            .and_then(|start| self.token_table.get(start..end))
+            .unwrap_or(&[])
     }
 
     /// Byte sizes of the sections (FORMAT.md §2).
@@ -460,19 +476,19 @@ impl<'a> KallsymsMapped<'a> {
         }
     }
 
-    /// Address of symbol `i` (address order). Panics if `i >= len()`.
-    #[inline]
+    /// Address of symbol `i` (address order); 0 when `i >= len()`.
+    #[cfg_attr(feature = "std", inline)]
     pub fn address(&self, i: usize) -> u64 {
-        u64::from_le(self.addresses[i])
+        self.addresses.get(i).map_or(0, |&a| u64::from_le(a))
     }
 
-    /// Name of symbol `i` (address order). Panics if `i >= len()`.
-    #[inline]
+    /// Name of symbol `i` (address order). An empty name when `i >= len()`.
+    #[cfg_attr(feature = "std", inline)]
     pub fn name(&self, i: usize) -> Name<'a> {
         self.record(i).1
     }
 
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn record(&self, i: usize) -> (u8, Name<'a>) {
         let (ty, token, rest) = self.record_parts(i);
         (ty, Name::plain(token, rest))
@@ -480,21 +496,32 @@ impl<'a> KallsymsMapped<'a> {
 
     /// Type, token and raw rest of record `i`: what name searches compare,
     /// without building a format-neutral [`Name`].
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn record_parts(&self, i: usize) -> (u8, &'a [u8], &'a [u8]) {
-        // Validated in from_blob: in bounds, well formed.
-        let at = u32::from_le(self.offsets[i]) as usize;
-        let ty = self.names[at];
-        let len = u16::from_le_bytes([self.names[at + 1], self.names[at + 2]]) as usize;
-        let payload = &self.names[at + RECORD_PREFIX_LEN..at + RECORD_PREFIX_LEN + len];
+        // Validated in from_blob: in bounds, well formed. `get` all the
+        // same: no panic path for a kernel's reader to link.
+        let at = self
+            .offsets
+            .get(i)
+            .map_or(usize::MAX, |&o| u32::from_le(o) as usize);
+        let Some(&[ty, l0, l1]) = self.names.get(at..at.wrapping_add(RECORD_PREFIX_LEN)) else {
+            return (0, &[], &[]);
+        };
+        let start = at + RECORD_PREFIX_LEN;
+        let len = usize::from(u16::from_le_bytes([l0, l1]));
+        let payload = self.names.get(start..start + len).unwrap_or(&[]);
         match parse_token_ref(payload) {
-            Ok(Some((id, rl))) => (ty, self.token(id as usize), &payload[rl..]),
+            Ok(Some((id, rl))) => (
+                ty,
+                self.token(id as usize),
+                payload.get(rl..).unwrap_or(&[]),
+            ),
             _ => (ty, &[], payload),
         }
     }
 
-    /// Symbol `i` in address order. Panics if `i >= len()`.
-    #[inline]
+    /// Symbol `i` in address order. Empty (type 0, address 0) when `i >= len()`.
+    #[cfg_attr(feature = "std", inline)]
     pub fn symbol(&self, i: usize) -> Symbol<'a> {
         let (symbol_type, name) = self.record(i);
         Symbol {
@@ -524,7 +551,7 @@ impl<'a> KallsymsMapped<'a> {
     /// symbol above etext covers at most 1 MiB. `None` below the first symbol,
     /// in a gap past a symbol's end, and inside the alias group at etext or at
     /// `_einittext` (end markers cover nothing).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn lookup_address(&self, addr: u64) -> Option<AddressHit<'a>> {
         let hi = self.addresses.partition_point(|&x| u64::from_le(x) <= addr);
         self.hit_before(addr, hi)
@@ -535,7 +562,7 @@ impl<'a> KallsymsMapped<'a> {
     /// `<= addr` (as `addrindex::AddressIndex` computes with the std feature). A window
     /// that does not gives a wrong answer, never undefined behaviour; one
     /// past `len()` is clamped.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn lookup_address_in(
         &self,
         addr: u64,
@@ -547,7 +574,7 @@ impl<'a> KallsymsMapped<'a> {
     /// The number of symbol addresses `<= addr`, searched inside `window`
     /// (see [`lookup_address_in`](Self::lookup_address_in)). The first step of
     /// a lookup, split out so callers can overlap many lookups' cache misses.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn rank_in(&self, addr: u64, window: core::ops::Range<usize>) -> usize {
         let end = window.end.min(self.len());
         let start = window.start.min(end);
@@ -556,19 +583,19 @@ impl<'a> KallsymsMapped<'a> {
 
     /// The second step of a lookup: the answer for `addr` given `rank`, the
     /// number of addresses `<= addr` (from [`rank_in`](Self::rank_in)).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn lookup_ranked(&self, addr: u64, rank: usize) -> Option<AddressHit<'a>> {
         self.hit_before(addr, rank.min(self.len()))
     }
 
-    /// Symbol type of symbol `i` (address order). Panics if `i >= len()`.
-    #[inline]
+    /// Symbol type of symbol `i` (address order); 0 when `i >= len()`.
+    #[cfg_attr(feature = "std", inline)]
     pub fn symbol_type(&self, i: usize) -> u8 {
-        self.names[u32::from_le(self.offsets[i]) as usize]
+        self.record_parts(i).0
     }
 
     /// The kernel rule of FORMAT.md §5.2, given `hi` = number of addresses `<= addr`.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn hit_before(&self, addr: u64, hi: usize) -> Option<AddressHit<'a>> {
         let a = self.addresses;
         if hi == 0 {
@@ -580,7 +607,9 @@ impl<'a> KallsymsMapped<'a> {
         }
         let mut first = hi - 1;
         if first > 0 && self.address(first - 1) == sym_addr {
-            first = a[..first].partition_point(|&x| u64::from_le(x) < sym_addr);
+            first = a
+                .get(..first)
+                .map_or(0, |a| a.partition_point(|&x| u64::from_le(x) < sym_addr));
         }
         let mut end = a.get(hi).map(|&x| u64::from_le(x));
         if let Some(e) = self.etext

@@ -198,13 +198,13 @@ pub struct RecentStates {
 
 impl RecentStates {
     /// State `j` (0: the most recent).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn get(&self, j: usize) -> Option<(u32, u32, u32)> {
         self.e[..self.n].get(j).copied()
     }
 
     /// The index of the state of `(node, file)`.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn find(&self, node: u32, file: u32) -> Option<usize> {
         self.e[..self.n]
             .iter()
@@ -213,7 +213,7 @@ impl RecentStates {
 
     /// Records a row: its state moves (or enters) at the front; the least
     /// recent falls off when full.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn touch(&mut self, node: u32, file: u32, line: u32) {
         // Most rows stay in the most recent state.
         if self.n > 0 && self.e[0].0 == node && self.e[0].1 == file {
@@ -284,7 +284,7 @@ pub const fn index_bits(n: usize) -> u32 {
 
 /// Reads `width` bits (1..=64) at bit position `pos` of little-endian u64
 /// words; bits past the end read as zero.
-#[inline(always)]
+#[cfg_attr(feature = "std", inline(always))]
 pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
     if width == 0 {
         return 0;
@@ -332,7 +332,7 @@ pub(crate) struct PackedBlock<'a> {
 impl<'a> PackedBlock<'a> {
     /// The block of `count` (1 to 64) values from bit `pos`, or `None` when
     /// it is not in the shape above.
-    #[inline(always)]
+    #[cfg_attr(feature = "std", inline(always))]
     pub(crate) fn new(bits: &'a [u8], pos: u64, width: u32, count: usize) -> Option<Self> {
         if width == 0 || width > 56 || count == 0 {
             return None;
@@ -349,7 +349,7 @@ impl<'a> PackedBlock<'a> {
     }
 
     /// Value `i` (below the block's count; 0 past it).
-    #[inline(always)]
+    #[cfg_attr(feature = "std", inline(always))]
     pub(crate) fn value(&self, i: usize) -> u64 {
         let b = self.bit0 + i * self.width;
         let x = self
@@ -362,7 +362,7 @@ impl<'a> PackedBlock<'a> {
 }
 
 /// Word `i` of a little-endian u64 array held as bytes; zero past the end.
-#[inline(always)]
+#[cfg_attr(feature = "std", inline(always))]
 pub fn word(words: &[u8], i: usize) -> u64 {
     match i
         .checked_mul(8)
@@ -375,13 +375,13 @@ pub fn word(words: &[u8], i: usize) -> u64 {
 }
 
 /// Bit `i` of a bitvector of little-endian u64 words; false past the end.
-#[inline]
+#[cfg_attr(feature = "std", inline)]
 pub fn get_bit(words: &[u8], i: usize) -> bool {
     word(words, i / 64) >> (i % 64) & 1 == 1
 }
 
 /// The little-endian u32 at byte `at`; zero past the end.
-#[inline(always)]
+#[cfg_attr(feature = "std", inline(always))]
 pub fn u32_at(b: &[u8], at: usize) -> u32 {
     // Through an array, so that it compiles to one load.
     match b.get(at..at.saturating_add(4)).map(<[u8; 4]>::try_from) {
@@ -391,7 +391,7 @@ pub fn u32_at(b: &[u8], at: usize) -> u32 {
 }
 
 /// The little-endian u16 at byte `at`; zero past the end.
-#[inline(always)]
+#[cfg_attr(feature = "std", inline(always))]
 pub fn u16_at(b: &[u8], at: usize) -> u16 {
     match b.get(at..at.saturating_add(2)).map(<[u8; 2]>::try_from) {
         Some(Ok(a)) => u16::from_le_bytes(a),
@@ -400,7 +400,7 @@ pub fn u16_at(b: &[u8], at: usize) -> u16 {
 }
 
 /// The little-endian u64 at byte `at`; zero past the end.
-#[inline(always)]
+#[cfg_attr(feature = "std", inline(always))]
 pub fn u64_at(b: &[u8], at: usize) -> u64 {
     match b.get(at..at.saturating_add(8)).map(<[u8; 8]>::try_from) {
         Some(Ok(a)) => u64::from_le_bytes(a),
@@ -410,7 +410,7 @@ pub fn u64_at(b: &[u8], at: usize) -> u64 {
 
 /// Set bits of `words` below bit `j`, with `ranks[k]` the count below bit
 /// `k * RANK_BLOCK_BITS` (FORMAT.md §10.4).
-#[inline]
+#[cfg_attr(feature = "std", inline)]
 pub fn rank1(words: &[u8], ranks: &[u8], j: usize) -> usize {
     let words_per = RANK_BLOCK_BITS / 64;
     let blk = j / RANK_BLOCK_BITS;
@@ -444,7 +444,7 @@ pub const fn bitvector_len(n: usize) -> usize {
 /// fixed halving steps that select instead of branching, as the standard
 /// library's does: the comparisons of a lookup are random, so mispredicted
 /// branches would cost more than the loads.
-#[inline(always)]
+#[cfg_attr(feature = "std", inline(always))]
 pub fn partition_point(n: usize, mut pred: impl FnMut(usize) -> bool) -> usize {
     if n == 0 {
         return 0;
@@ -462,7 +462,7 @@ pub fn partition_point(n: usize, mut pred: impl FnMut(usize) -> bool) -> usize {
 
 /// Reads an unsigned LEB128 value of at most 3 bytes (values below 2^21) at
 /// `at`; returns it and the bytes read, or `None` when it is longer or cut off.
-#[inline]
+#[cfg_attr(feature = "std", inline)]
 pub fn read_varint(b: &[u8], at: usize) -> Option<(u32, usize)> {
     let mut v = 0u32;
     for i in 0..3 {

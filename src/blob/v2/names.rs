@@ -42,7 +42,7 @@ impl<'a> Tokens<'a> {
     }
 
     /// The expansion of code `c`; empty for a damaged table.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn expand(&self, c: u8) -> &'a [u8] {
         let i = 2 * c as usize;
         let o = self.offsets;
@@ -60,7 +60,7 @@ pub(crate) struct Entries {
 }
 
 /// Parses entries `0..=k` of a bucket; stops early on a damaged bucket.
-#[inline]
+#[cfg_attr(feature = "std", inline)]
 pub(crate) fn parse_entries(bucket: &[u8], k: usize) -> Entries {
     let mut e = Entries {
         lcp: [0; BUCKET],
@@ -131,7 +131,7 @@ pub struct CodedName<'a> {
 }
 
 /// Bucket `b` of the names section (FORMAT.md §11.2); empty when damaged.
-#[inline]
+#[cfg_attr(feature = "std", inline)]
 pub(crate) fn bucket_of<'a>(names: &'a [u8], name_index: &[u8], b: usize) -> &'a [u8] {
     let s = u32_at(name_index, 4 * b) as usize;
     let e = if 4 * (b + 1) < name_index.len() {
@@ -206,7 +206,7 @@ impl<'a> CodedName<'a> {
 
     /// Calls `f` with the stored name's bytes (without the `__pfx_` of a
     /// folded symbol), in runs, in order.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn for_each_stored_run(&self, mut f: impl FnMut(&'a [u8])) {
         let bucket = self.bucket();
         let p = self.pieces(bucket);
@@ -228,7 +228,7 @@ impl<'a> CodedName<'a> {
     }
 
     /// Calls `f` with the name's bytes, in runs, in order.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn for_each_run(&self, mut f: impl FnMut(&'a [u8])) {
         if self.pfx {
             f(PFX);

@@ -100,7 +100,7 @@ impl<'a> KallsymsV2<'a> {
 
     /// The first byte of bucket `b` (0 past the end): a load whose only
     /// use is to bring the bucket's head into the cache.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn head_byte(&self, b: usize) -> u8 {
         let at = u32_at(self.name_index, 4 * b) as usize;
         self.names.get(at).copied().unwrap_or(0)
@@ -160,7 +160,7 @@ impl<'a> KallsymsV2<'a> {
     /// A bucket's head compared with `key` (`CodedName::cmp_key` of rank
     /// `b * BUCKET`): the head is entry 0, stored whole, so its codes compare
     /// without parsing the bucket's entries (FORMAT.md §11.2).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn cmp_head(&self, b: usize, key: &[u8]) -> (Ordering, usize) {
         cmp_until_end(&self.tokens, self.bucket(b), key)
     }

@@ -279,7 +279,7 @@ impl<'a> KallsymsV2<'a> {
     }
 
     /// Address of stored row `j` (0 past the end).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn stored_address(&self, j: usize) -> u64 {
         let h = (j / ADDR_BLOCK) * ADDR_BLOCK_HEADER;
         let Some(hdr) = self
@@ -316,7 +316,7 @@ impl<'a> KallsymsV2<'a> {
         if get_bit(self.types, j) { b'T' } else { b't' }
     }
 
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn folded(&self, j: usize) -> bool {
         get_bit(self.pfx, j)
     }
@@ -325,7 +325,7 @@ impl<'a> KallsymsV2<'a> {
     /// at `rank` and [`row_symbol_type`](Self::row_symbol_type) read, so
     /// that a batch of lookups overlaps its cache misses. (A caller that
     /// caches names per row reads `addr_to_name` only to fill its cache.)
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn touch(&self, rank: usize) -> u8 {
         let j = rank.saturating_sub(1);
         (word(self.pfx, j / 64) as u8) ^ (word(self.types, j / 64) as u8)
@@ -334,7 +334,7 @@ impl<'a> KallsymsV2<'a> {
     /// The blocks `lo..hi` whose bases decide `addr`'s block (FORMAT.md
     /// §10.2): every block before `lo` starts at or below `addr`, none from
     /// `hi` on does. A damaged table gives a wrong window, never a panic.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn bucket_blocks(&self, addr: u64, nblocks: usize) -> (usize, usize) {
         let t = &self.buckets;
         let Some(d) = addr.checked_sub(t.first) else {
@@ -357,7 +357,7 @@ impl<'a> KallsymsV2<'a> {
     /// [`rank`](Self::rank) searched inside `window`, which must contain
     /// the answer (as `addrindex::AddressIndex` computes); a wider window
     /// only costs time, a wrong one gives a wrong answer, never a panic.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn rank_in(&self, addr: u64, window: core::ops::Range<usize>) -> usize {
         if window.start == 0 && window.end >= self.stored {
             return self.rank(addr);
@@ -368,14 +368,14 @@ impl<'a> KallsymsV2<'a> {
 
     /// Stored rows with address `<= addr`: a binary search over block bases,
     /// then over the block's packed addresses.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn rank(&self, addr: u64) -> usize {
         self.locate(addr).rank
     }
 
     /// [`rank`](Self::rank), with the addresses of the rows around it read
     /// from the same block decode (FORMAT.md §10.2, §12.1 step 1).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn locate(&self, addr: u64) -> Located {
         let nblocks = self.stored.div_ceil(ADDR_BLOCK);
         let blocks = self.addr_blocks;
@@ -472,7 +472,7 @@ impl<'a> KallsymsV2<'a> {
 
     /// The name-order rank (FORMAT.md §10.4 `addr_to_name`) of stored row
     /// `j`'s name; `j < stored()`.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn row_name_rank(&self, j: usize) -> usize {
         self.a2n(j)
     }
@@ -504,7 +504,7 @@ impl<'a> KallsymsV2<'a> {
     }
 
     /// [`make_symbol`](Self::make_symbol) with row `j`'s address already read.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn make_symbol_at(&self, j: usize, folded: bool, addr: u64) -> Symbol<'a> {
         // pfx_rank(j) and folded(j) from one read of the word: a rank block
         // is one word.
@@ -537,13 +537,13 @@ impl<'a> KallsymsV2<'a> {
 
     /// The symbol covering `addr` under the rule of FORMAT.md §5.2, applied
     /// to every symbol, folded ones included (§12.1).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn lookup_address(&self, addr: u64) -> Option<AddressHit<'a>> {
         self.lookup_located(addr, self.locate(addr))
     }
 
     /// [`lookup_address`](Self::lookup_address) given `r = rank(addr)`.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn lookup_ranked(&self, addr: u64, r: usize) -> Option<AddressHit<'a>> {
         self.lookup_located(
             addr,
@@ -558,7 +558,7 @@ impl<'a> KallsymsV2<'a> {
     /// (§12.1 steps 2 to 4 at `loc.rank`); row addresses that `loc` lacks
     /// are read from their blocks. For callers that keep the stored
     /// addresses decoded.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn lookup_located(&self, addr: u64, loc: Located) -> Option<AddressHit<'a>> {
         self.locate_row(addr, loc).map(|h| AddressHit {
             symbol: self.make_symbol_at(
@@ -580,7 +580,7 @@ impl<'a> KallsymsV2<'a> {
     /// answers and keep per-row data of their own (`ksym-resolve`); read
     /// the rest with [`row_symbol_type`](Self::row_symbol_type),
     /// [`row_module`](Self::row_module) and [`row_name`](Self::row_name).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn locate_row(&self, addr: u64, loc: Located) -> Option<RowHit> {
         let m = self.stored;
         let r = loc.rank.min(m);
@@ -618,7 +618,7 @@ impl<'a> KallsymsV2<'a> {
     /// Runs of aliases are short (2 or 3 rows in a kernel), so this gallops
     /// back from `hi` (1, 2, 4... rows) before its binary search, instead
     /// of searching all rows below `hi` (16 steps, each a block read).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn first_alias(&self, mut hi: usize, sym_addr: u64) -> usize {
         let mut step = 1;
         let lo = loop {
@@ -636,7 +636,7 @@ impl<'a> KallsymsV2<'a> {
 
     /// §12.1 step 4: whether the symbol at `sym_addr` (stored row `j`, or
     /// its folded companion) covers `addr`, given the next symbol's address.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn hit(
         &self,
         addr: u64,
@@ -670,27 +670,27 @@ impl<'a> KallsymsV2<'a> {
 
     /// The symbol type of stored row `j` (and of its folded companion):
     /// what [`Symbol::symbol_type`] holds.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn row_symbol_type(&self, j: usize) -> u8 {
         self.symbol_type_of(j)
     }
 
     /// The module of stored row `j` (FORMAT.md §10.5), `None` for
     /// vmlinux's rows: what [`Symbol::module`] holds.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn row_module(&self, j: usize) -> Option<&'a [u8]> {
         self.module_of(j)
     }
 
     /// The name of stored row `j`, with `__pfx_` before it for its folded
     /// companion (`folded`): what [`Symbol::name`] holds.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn row_name(&self, j: usize, folded: bool) -> Name<'a> {
         self.name_of_stored(j, folded)
     }
 
     /// `addr_to_name` at stored row `j`: the row's rank in name order.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     fn a2n(&self, j: usize) -> usize {
         get_bits(
             self.a2n,

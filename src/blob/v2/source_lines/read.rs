@@ -120,7 +120,7 @@ pub struct SourceFrame {
 }
 
 /// Reads an unsigned LEB128 value of up to 64 bits at `*at` and advances.
-#[inline(always)]
+#[cfg_attr(feature = "std", inline(always))]
 fn uleb(b: &[u8], at: &mut usize) -> Option<u64> {
     // Most values are below 128: one byte.
     let first = *b.get(*at)?;
@@ -152,7 +152,7 @@ fn uleb_long(b: &[u8], at: &mut usize) -> Option<u64> {
     }
 }
 
-#[inline]
+#[cfg_attr(feature = "std", inline)]
 fn unzig(v: u64) -> i64 {
     (v >> 1) as i64 ^ -((v & 1) as i64)
 }
@@ -284,7 +284,7 @@ impl<'a> LineTable<'a> {
     /// is at most `addr`; stops at the first one past it. `None` when the
     /// bytes do not decode (a forged blob). The state lives in locals, one
     /// match per opcode.
-    #[inline(always)]
+    #[cfg_attr(feature = "std", inline(always))]
     fn decode_block(&self, b: usize, addr: u64, mut f: impl FnMut(&SourceRow)) -> Option<()> {
         let at0 = u32_at(self.blocks, 8 * b + 4) as usize;
         let s = self.rows.get(at0..)?;
@@ -396,7 +396,7 @@ impl<'a> LineTable<'a> {
     /// below the table. With [`LineTable::touch_block`] and
     /// [`LineTable::find_in_block`] a caller splits a batch of lookups in
     /// phases whose memory reads overlap.
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn block_of(&self, addr: u64, window: core::ops::Range<usize>) -> Option<usize> {
         if addr < self.base {
             return None;
@@ -408,7 +408,7 @@ impl<'a> LineTable<'a> {
     }
 
     /// Reads the first byte of block `b`'s rows (to bring it into cache).
-    #[inline]
+    #[cfg_attr(feature = "std", inline)]
     pub fn touch_block(&self, b: usize) -> u8 {
         let at = u32_at(self.blocks, 8 * b + 4) as usize;
         self.rows.get(at).copied().unwrap_or(0)
