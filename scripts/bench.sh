@@ -5,6 +5,7 @@
 # Vec<(u64, String)> resolver; and ksym-resolve on a v2 blob beside the same
 # on v1. Prints ratios; asserts nothing.
 #   scripts/bench.sh            (corpus files from ../shared/corpus, else tests/data samples)
+#   KSYM_PROFILE=dist scripts/bench.sh   (the same with the dist profile's binaries)
 #   SCALE="1000000 3000000 10000000" scripts/bench.sh   (generated lists for the scaling table;
 #   SCALE= skips them)
 #   KSYM_VMLINUX=path/to/vmlinux scripts/bench.sh   (also source lines: ksym-pack --lines, sizes
@@ -13,9 +14,11 @@
 #   target/bench first; LINES_ONLY=1 skips the symbol benchmarks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bins --examples
-B=target/release
-E=target/release/examples
+# KSYM_PROFILE=dist measures the release binaries of README "Install".
+PROFILE=${KSYM_PROFILE:-release}
+cargo build --profile "$PROFILE" --quiet --bins --examples
+B=target/$PROFILE
+E=target/$PROFILE/examples
 W=target/bench
 mkdir -p "$W"
 CORPUS=${KSYM_CORPUS:-../shared/corpus}

@@ -5,21 +5,14 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use ksym::blob::v1::layout::MAX_PAYLOAD_LEN;
-use ksym::cli::{CliError, IN_BUF, main_with, open_input};
+use ksym::cli::spec::FILTER;
+use ksym::cli::{CliError, IN_BUF, main_with, open_input, print_and_exit};
 use ksym::text::demangle::demangle_rust;
 use ksym::text::hex;
 use ksym::text::lines::{Line, for_each_line};
 use ksym::text::nm::{
     NmLine, is_mapping_or_local_label, is_text_bound, is_text_type, parse_canonical, parse_line,
 };
-
-const USAGE: &str = "usage: ksym-filter [OPTIONS] [FILE|-]...
-Reads nm -n [-C], System.map or /proc/kallsyms lines (stdin without FILE), keeps
-text symbols (T/t) and the text bounds (_stext, _etext, _sinittext, _einittext,
-whatever their type), demangles Rust names, writes `ADDR TYPE NAME[\t[module]]` lines.
-      --no-demangle     keep Rust names as mangled
-      --max-errors N    report at most N bad lines on stderr (default 5)
-  -h, --help            this text";
 
 struct Args {
     demangle: bool,
@@ -39,10 +32,8 @@ fn parse_args() -> Result<Args, CliError> {
         match arg {
             Long("no-demangle") => a.demangle = false,
             Long("max-errors") => a.max_errors = p.value()?.parse()?,
-            Short('h') | Long("help") => {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
+            Short('h') | Long("help") => print_and_exit(FILTER.help()),
+            Short('V') | Long("version") => print_and_exit(FILTER.version()),
             Value(v) => a.inputs.push(v.string()?),
             _ => return Err(arg.unexpected().into()),
         }
@@ -132,5 +123,5 @@ fn run() -> Result<(), CliError> {
 }
 
 fn main() -> ExitCode {
-    main_with("ksym-filter", USAGE, run)
+    main_with(&FILTER, run)
 }

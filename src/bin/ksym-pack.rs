@@ -8,30 +8,9 @@ use std::process::ExitCode;
 use ksym::Format;
 use ksym::blob::v1::tokens::TokenStrategy;
 use ksym::blob::v2::write::V2Options;
-use ksym::cli::{CliError, main_with, parse_build_id};
+use ksym::cli::spec::PACK;
+use ksym::cli::{CliError, main_with, parse_build_id, print_and_exit};
 use ksym::packjob::PackJob;
-
-const USAGE: &str = "usage: ksym-pack [OPTIONS] [INPUT|-]
-       ksym-pack --check BLOB
-       ksym-pack --dump BLOB
-Packs `ADDR TYPE NAME[\t[module]]` lines (ksym-filter's output) into a kallsyms blob.
-  -o, --output FILE     write FILE atomically (temporary file + rename), not stdout
-  -v, --verbose         print counts and section sizes on stderr
-      --format v1|v2    v1: the seed's format (default); v2: compact, checksummed, with modules
-      --tokens optimal|seed   v1 prefix-token strategy (default optimal)
-      --release STR     v2: store the kernel release (uname -r)
-      --build-id HEX    v2: store the kernel's build-id
-      --lines ELF       v2: store source lines and inline frames from ELF's DWARF (vmlinux)
-      --columns         with --lines: store column numbers too (bigger blob)
-      --modules DIR     v2: add every *.ko[.xz|.zst|.gz] under DIR (symbols; lines with --lines)
-      --skip-bad-modules  with --modules: leave out modules that cannot be read, and list them
-      --store DIR       v2: add the blob to a store (DIR/buildid/ID/section/.ksym, release list)
-      --debuginfod ID   v2: symbols and lines from build-id ID's ELF, fetched from DEBUGINFOD_URLS
-      --patch-elf ELF   write the blob into ELF's reserved section in place, zero-filling the rest
-      --section NAME    the section --patch-elf fills (default .ksym)
-      --check BLOB      validate a blob of either format; says what and where is wrong
-      --dump BLOB       print a blob back as ADDR TYPE NAME[\t[module]] lines
-  -h, --help            this text";
 
 enum Mode {
     Pack(Box<PackJob>),
@@ -88,10 +67,8 @@ fn parse_args() -> Result<Mode, CliError> {
             Long("section") => section = Some(p.value()?.string()?),
             Long("check") => return Ok(Mode::Check(p.value()?.into())),
             Long("dump") => return Ok(Mode::Dump(p.value()?.into())),
-            Short('h') | Long("help") => {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
+            Short('h') | Long("help") => print_and_exit(PACK.help()),
+            Short('V') | Long("version") => print_and_exit(PACK.version()),
             Value(v) if input.is_none() => input = Some(v.string()?),
             _ => return Err(arg.unexpected().into()),
         }
@@ -132,5 +109,5 @@ fn run() -> Result<(), CliError> {
 }
 
 fn main() -> ExitCode {
-    main_with("ksym-pack", USAGE, run)
+    main_with(&PACK, run)
 }

@@ -4,39 +4,14 @@
 
 use std::process::ExitCode;
 
-use ksym::cli::{CliError, main_with, parse_build_id, parse_hex_arg, stdout_is_terminal};
+use ksym::cli::spec::RESOLVE;
+use ksym::cli::{
+    CliError, main_with, parse_build_id, parse_hex_arg, print_and_exit, stdout_is_terminal,
+};
 use ksym::resolve::code::Arch;
 use ksym::resolve::job::{ResolveJob, Source};
 use ksym::resolve::{ResolveOptions, read_loaded};
 use ksym::store::select::KernelRef;
-
-const USAGE: &str = "usage: ksym-resolve [OPTIONS] BLOB [INPUT|-]...
-       ksym-resolve [OPTIONS] --kallsyms FILE [INPUT|-]...
-       ksym-resolve [OPTIONS] --store DIR|URL [INPUT|-]...
-Reads hex addresses, perf script, kernel logs (dmesg, journalctl, syslog,
-consoles, any architecture) or bcc output; prints `ADDR TYPE
-NAME+0xOFF/0xSIZE` for bare addresses, symbolizes kernel frames, checks
-every func+0xOFF/0xSIZE, disassembles Code: lines as decodecode does, and
-passes every other line through unchanged. BLOB is a v1 or v2 blob; with
-source lines (ksym-pack --lines) bare addresses get `FILE:LINE` and their
-inline chain, oops lines are decoded as decode_stacktrace.sh does.
-      --no-size         print name+0xoff without /0xsize (as perf and bcc do)
-      --json            one JSON object per reference and Code: line; other lines are dropped
-      --arch ARCH       Code: lines are x86_64, arm64, arm or riscv64 (default: from the report)
-      --inline          perf callchains: add a frame line per inlined function (blob with lines)
-      --strip-prefix P  remove the build directory P from source paths
-      --names           each input line is a name: print every symbol of it
-      --offset SLIDE    KASLR: subtract SLIDE (hex) before lookup
-      --kaslr-from-sym  learn the slide from the first [<ADDR>] func+0xoff or perf frame
-      --stext ADDR      use ADDR as _stext instead of the blob's
-      --etext ADDR      use ADDR as _etext (end of text) instead of the blob's
-      --kallsyms FILE   resolve from a /proc/kallsyms text instead of a blob
-      --store DIR|URL   each trace with its kernel's blob from a store (or KSYM_STORE)
-      --build-id HEX, --release R   with --store: the kernel of every input
-      --loaded FILE     the traced machine's /proc/kallsyms: places module sections
-                        for raw addresses (blob packed with --modules) and gives the slide
-      --line-buffered   flush after every line (automatic on a terminal)
-  -h, --help            this text";
 
 fn parse_args() -> Result<ResolveJob, CliError> {
     use lexopt::prelude::*;
@@ -87,10 +62,8 @@ fn parse_args() -> Result<ResolveJob, CliError> {
                 let list = read_loaded(&text).map_err(|e| CliError::input(&path, e))?;
                 opts.loaded = Some(list);
             }
-            Short('h') | Long("help") => {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
+            Short('h') | Long("help") => print_and_exit(RESOLVE.help()),
+            Short('V') | Long("version") => print_and_exit(RESOLVE.version()),
             Value(v) if blob.is_none() && kallsyms.is_none() && store.is_none() => {
                 blob = Some(v.string()?)
             }
@@ -127,5 +100,5 @@ fn parse_args() -> Result<ResolveJob, CliError> {
 }
 
 fn main() -> ExitCode {
-    main_with("ksym-resolve", USAGE, || parse_args()?.run())
+    main_with(&RESOLVE, || parse_args()?.run())
 }

@@ -8,14 +8,8 @@ use ksym::blob::list::SymbolList;
 use ksym::blob::v1::tokens::TokenStrategy;
 use ksym::blob::v1::write::Layout;
 use ksym::blob::v2::write::{V2Options, pack_v2};
-use ksym::cli::{CliError, IN_BUF, main_with, open_input};
-
-const USAGE: &str = "usage: ksym-tokens [--tokens optimal|seed] [--summary] [INPUT|-]
-Prints the v1 prefix-token table ksym-pack would choose: `ID USES LEN SAVED TOKEN`
-per token, then a summary line.
-      --tokens optimal|seed   the strategy (default optimal)
-      --summary         only the summaries: both v1 strategies and the v2 blob
-  -h, --help            this text";
+use ksym::cli::spec::TOKENS_TOOL;
+use ksym::cli::{CliError, IN_BUF, main_with, open_input, print_and_exit};
 
 fn run() -> Result<(), CliError> {
     use lexopt::prelude::*;
@@ -25,10 +19,8 @@ fn run() -> Result<(), CliError> {
         match arg {
             Long("tokens") => strategy = p.value()?.parse()?,
             Long("summary") => summary_only = true,
-            Short('h') | Long("help") => {
-                println!("{USAGE}");
-                return Ok(());
-            }
+            Short('h') | Long("help") => print_and_exit(TOKENS_TOOL.help()),
+            Short('V') | Long("version") => print_and_exit(TOKENS_TOOL.version()),
             Value(v) if input.is_none() => input = Some(v.string()?),
             _ => return Err(arg.unexpected().into()),
         }
@@ -85,5 +77,5 @@ fn run() -> Result<(), CliError> {
 }
 
 fn main() -> ExitCode {
-    main_with("ksym-tokens", USAGE, run)
+    main_with(&TOKENS_TOOL, run)
 }

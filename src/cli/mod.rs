@@ -1,5 +1,6 @@
 //! What the binaries share: exit codes, error printing, input opening, and a
-//! quiet end on a closed pipe (`| head`).
+//! quiet end on a closed pipe (`| head`); [`spec`] holds their command
+//! lines as data.
 //!
 //! Exit codes (README "Exit codes"): 0 ok, 1 bad input or I/O error, 2 usage.
 
@@ -7,6 +8,10 @@ use std::fmt::Display;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, IsTerminal, Write};
 use std::process::ExitCode;
+
+pub mod spec;
+
+use spec::Tool;
 
 /// Input buffer size of the tools, in bytes.
 pub const IN_BUF: usize = 256 * 1024;
@@ -52,24 +57,32 @@ pub fn stdout_error(e: io::Error) -> CliError {
 }
 
 /// Runs a tool's body and turns its outcome into an exit code, printing
-/// `tool: message` on stderr. A broken pipe is a normal end (exit 0).
-pub fn main_with(tool: &str, usage: &str, body: impl FnOnce() -> Result<(), CliError>) -> ExitCode {
+/// `tool: message` on stderr (and the tool's help after a usage error). A
+/// broken pipe is a normal end (exit 0).
+pub fn main_with(tool: &Tool, body: impl FnOnce() -> Result<(), CliError>) -> ExitCode {
     match body() {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(CliError::Usage(m)) => {
-            eprintln!("{tool}: {m}\n{usage}");
+            eprintln!("{}: {m}\n{}", tool.name, tool.help());
             ExitCode::from(2)
         }
         Err(CliError::Input(m)) => {
-            eprintln!("{tool}: {m}");
+            eprintln!("{}: {m}", tool.name);
             ExitCode::from(1)
         }
         Err(CliError::Io(e)) => {
-            eprintln!("{tool}: {e}");
+            eprintln!("{}: {e}", tool.name);
             ExitCode::from(1)
         }
     }
+}
+
+/// `-h`/`--help` and `-V`/`--version`: prints `text` on stdout and exits
+/// 0 (quietly on a closed pipe).
+pub fn print_and_exit(text: String) -> ! {
+    let _ = writeln!(io::stdout(), "{text}");
+    std::process::exit(0)
 }
 
 /// Opens an input argument (`-` is stdin) with a large buffer.
