@@ -84,23 +84,25 @@ fn symbolize(elf: &Path, addr: u64) -> Vec<(String, String, u32)> {
         .collect()
 }
 
-/// The reader's bytes (code, tables) may not grow past these, per
-/// architecture and format: today's figures (README "In your kernel")
-/// plus about 3 %. The targets of issue 26 (names only: 5,216 and 1,024;
-/// with lines: 12 KiB and 1 KiB) are below them: see README.
+/// The reader's bytes (code, tables) may not pass these, per architecture
+/// and format. Tables: 1 KiB everywhere, and v1's code: 5,216 bytes (2×
+/// Linux's kallsyms lookup code), the targets of README "In your kernel".
+/// v2's code is not there yet (5,216 names only, 12 KiB with lines): its
+/// ceilings are today's larger figure of the BUG() and the panic! build
+/// plus about 3 %, so that it only shrinks.
 fn ceiling(arch: &str, format: &str) -> (u64, u64) {
-    match (arch, format) {
-        ("riscv64", "v1") => (9_200, 1_800),
-        ("riscv64", "v2-nolines") => (18_200, 2_550),
-        ("riscv64", "v2") => (29_300, 3_150),
-        ("riscv32", "v1") => (11_000, 1_650),
-        ("riscv32", "v2-nolines") => (22_000, 2_400),
-        ("riscv32", "v2") => (32_500, 2_800),
-        ("aarch64", "v1") => (11_500, 1_900),
-        ("aarch64", "v2-nolines") => (18_800, 2_650),
-        ("aarch64", "v2") => (30_000, 3_150),
+    const TABLES: u64 = 1024;
+    let code = match (arch, format) {
+        (_, "v1") => 5_216,
+        ("riscv64", "v2-nolines") => 12_900,
+        ("riscv64", "v2") => 19_800,
+        ("riscv32", "v2-nolines") => 13_800,
+        ("riscv32", "v2") => 20_760,
+        ("aarch64", "v2-nolines") => 12_400,
+        ("aarch64", "v2") => 18_970,
         _ => unreachable!(),
-    }
+    };
+    (code, TABLES)
 }
 
 #[test]

@@ -98,14 +98,20 @@ impl<W: Write + ?Sized> Out<'_, W> {
     }
 
     #[cfg(feature = "lines")]
-    fn dec(&mut self, v: u32) {
-        let mut p = 1;
-        while v / p >= 10 {
-            p *= 10;
+    fn dec(&mut self, mut v: u32) {
+        // Divisions by 10 only: no divisor the compiler must check for 0.
+        let mut digits = [0u8; 10];
+        let mut n = 0;
+        for d in digits.iter_mut() {
+            *d = b'0' + (v % 10) as u8;
+            n += 1;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
         }
-        while p > 0 {
-            self.char(char::from(b'0' + (v / p % 10) as u8));
-            p /= 10;
+        for &d in digits.iter().take(n).rev() {
+            self.char(char::from(d));
         }
     }
 }
@@ -238,19 +244,20 @@ fn dir_stripped<'r, W: Write + ?Sized>(
     let mut wrote = false;
     for mut r in runs {
         if matching {
-            let want = &strip[m..];
+            // `get` throughout: no panic path for a kernel to link.
+            let want = strip.get(m..).unwrap_or(&[]);
             let n = want.len().min(r.len());
-            if r[..n] != want[..n] {
-                o.bytes(&strip[..m]);
+            if r.get(..n) != want.get(..n) {
+                o.bytes(strip.get(..m).unwrap_or(&[]));
                 wrote |= m > 0;
                 matching = false;
             } else {
                 m += n;
-                r = &r[n..];
+                r = r.get(n..).unwrap_or(&[]);
                 // All of `strip` seen: a `/` or the end must follow.
                 match r.first() {
                     None => continue,
-                    Some(b'/') => r = &r[1..],
+                    Some(b'/') => r = r.get(1..).unwrap_or(&[]),
                     Some(_) => {
                         o.bytes(strip);
                         wrote = true;
@@ -264,7 +271,7 @@ fn dir_stripped<'r, W: Write + ?Sized>(
     }
     // The directory stopped inside `strip`: it is written whole.
     if matching && m < strip.len() {
-        o.bytes(&strip[..m]);
+        o.bytes(strip.get(..m).unwrap_or(&[]));
         wrote |= m > 0;
     }
     wrote

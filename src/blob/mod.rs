@@ -16,6 +16,7 @@
 )]
 
 pub mod frame;
+pub mod problem;
 pub mod symbol;
 pub mod v1;
 pub mod v2;
@@ -26,7 +27,7 @@ pub mod list;
 pub mod nameorder;
 
 pub use frame::FrameKind;
-pub use symbol::{AddressHit, BlobError, BlobErrorKind, Name, Symbol};
+pub use symbol::{AddressHit, BlobError, BlobErrorKind, Name, Problem, Symbol};
 #[cfg(feature = "v1")]
 pub use v1::KallsymsMapped;
 #[cfg(feature = "v2")]
@@ -186,25 +187,32 @@ impl<'a> Kallsyms<'a> {
         stext: Option<u64>,
         etext: Option<u64>,
     ) -> Result<(Self, usize), BlobError> {
-        let len = if is_v2(region) {
-            #[cfg(not(feature = "v2"))]
-            return Err(not_built("v2"));
-            #[cfg(feature = "v2")]
-            v2::read::blob_len(region)?
-        } else {
+        if !is_v2(region) {
+            #[cfg(feature = "v1")]
+            return KallsymsMapped::from_region(region, stext, etext)
+                .map(|(m, padding)| (Kallsyms::V1(m), padding));
             #[cfg(not(feature = "v1"))]
             return Err(not_built("v1"));
-            #[cfg(feature = "v1")]
-            v1::read::blob_len(region)?
-        };
-        let (blob, padding) = region.split_at(len);
-        if let Some(i) = padding.iter().position(|&b| b != 0) {
-            return Err(BlobError {
-                offset: len + i,
-                kind: BlobErrorKind::NonZeroAfterBlob,
-            });
         }
-        Ok((Self::from_blob(blob, stext, etext)?, padding.len()))
+        #[cfg(not(feature = "v2"))]
+        return Err(not_built("v2"));
+        #[cfg(feature = "v2")]
+        {
+            let len = v2::read::blob_len(region)?;
+            let Some((blob, padding)) = region.split_at_checked(len) else {
+                return Err(BlobError {
+                    offset: region.len(),
+                    kind: BlobErrorKind::Truncated("blob"),
+                });
+            };
+            if let Some(i) = padding.iter().position(|&b| b != 0) {
+                return Err(BlobError {
+                    offset: len + i,
+                    kind: BlobErrorKind::NonZeroAfterBlob,
+                });
+            }
+            Ok((Self::from_blob(blob, stext, etext)?, padding.len()))
+        }
     }
 
     /// The blob's format.

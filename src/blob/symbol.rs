@@ -9,6 +9,8 @@
 use core::cmp::Ordering;
 use core::fmt;
 
+pub use super::problem::Problem;
+
 use super::v1::layout::MAX_TOKENS;
 use super::v2::layout::VERSION;
 #[cfg(feature = "v2")]
@@ -69,7 +71,7 @@ pub enum BlobErrorKind {
     /// name-order permutation of FORMAT.md §4).
     NameOrder { rank: usize },
     /// v2: the header is not what FORMAT.md §9.1 describes.
-    BadHeader(&'static str),
+    BadHeader(Problem),
     /// v2: a version this reader does not implement.
     UnsupportedVersion { version: u16 },
     /// v2: a section's bytes do not match its CRC32C (FORMAT.md §9.2).
@@ -82,7 +84,7 @@ pub enum BlobErrorKind {
     /// v2: a section's contents break a rule of FORMAT.md part II.
     BadSection {
         section: &'static str,
-        what: &'static str,
+        what: Problem,
     },
 }
 

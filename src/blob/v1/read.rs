@@ -192,20 +192,58 @@ impl<'a> KallsymsMapped<'a> {
         stext: Option<u64>,
         etext: Option<u64>,
     ) -> Result<Self, BlobError> {
-        let (mut view, at) = Self::split_sections(blob)?;
-        view.check_token_index(at.token_table, at.token_index)?;
-        let [s, e, ei] = view.check_records(at.names)?;
-        view.check_name_order(at.seqs)?;
-        view.stext = stext.or(s);
-        view.etext = etext.or(e);
-        view.einittext = ei;
-        Ok(view)
+        let (view, at, _) = Self::split_sections(blob, true)?;
+        view.validate(at, stext, etext)
+    }
+
+    /// Opens the v1 blob at the start of a reserved region (FORMAT.md
+    /// §2.3): the blob as its counts describe it, then zero bytes to the
+    /// region's end. Returns the view and the number of padding bytes; the
+    /// blob is checked as [`from_blob`](Self::from_blob) checks it. What
+    /// `Kallsyms::from_region` runs for v1: one pass over the counts, so a
+    /// kernel links no second parser of them ([`blob_len`]).
+    ///
+    /// Errors: those of `from_blob`, and [`BlobErrorKind::NonZeroAfterBlob`]
+    /// with the offset of the first nonzero byte after the blob.
+    pub fn from_region(
+        region: &'a [u8],
+        stext: Option<u64>,
+        etext: Option<u64>,
+    ) -> Result<(Self, usize), BlobError> {
+        let (view, at, end) = Self::split_sections(region, false)?;
+        let padding = region.get(end..).unwrap_or_default();
+        if let Some(i) = padding.iter().position(|&b| b != 0) {
+            return Err(BlobError {
+                offset: end + i,
+                kind: BlobErrorKind::NonZeroAfterBlob,
+            });
+        }
+        Ok((view.validate(at, stext, etext)?, padding.len()))
+    }
+
+    /// Every check after the split, then the text bounds.
+    fn validate(
+        mut self,
+        at: SectionOffsets,
+        stext: Option<u64>,
+        etext: Option<u64>,
+    ) -> Result<Self, BlobError> {
+        self.check_token_index(at.token_table, at.token_index)?;
+        let [s, e, ei] = self.check_records(at.names)?;
+        self.check_name_order(at.seqs)?;
+        self.stext = stext.or(s);
+        self.etext = etext.or(e);
+        self.einittext = ei;
+        Ok(self)
     }
 
     /// Cuts `blob` into its sections (FORMAT.md §2): alignment, counts that
-    /// fit, zero padding, nothing after `token_index`. Returns the unchecked
-    /// view and where its arrays start.
-    fn split_sections(blob: &'a [u8]) -> Result<(Self, SectionOffsets), BlobError> {
+    /// fit, zero padding, and with `whole` nothing after `token_index`.
+    /// Returns the unchecked view, where its arrays start and where it ends.
+    fn split_sections(
+        blob: &'a [u8],
+        whole: bool,
+    ) -> Result<(Self, SectionOffsets, usize), BlobError> {
         // An empty slice's pointer is dangling: say what is really wrong.
         if blob.is_empty() {
             return Err(BlobError {
@@ -246,7 +284,7 @@ impl<'a> KallsymsMapped<'a> {
         }
         let index_at = c.pos;
         let token_index: &[u32] = c.array(ntok, "token_index")?;
-        if c.pos != blob.len() {
+        if whole && c.pos != blob.len() {
             return Err(c.err(BlobErrorKind::TrailingBytes));
         }
         let view = KallsymsMapped {
@@ -266,7 +304,7 @@ impl<'a> KallsymsMapped<'a> {
             token_table: table_at,
             token_index: index_at,
         };
-        Ok((view, at))
+        Ok((view, at, c.pos))
     }
 
     /// Token index: starts at 0, strictly ascending (no empty token), inside

@@ -200,13 +200,14 @@ impl RecentStates {
     /// State `j` (0: the most recent).
     #[cfg_attr(feature = "std", inline)]
     pub fn get(&self, j: usize) -> Option<(u32, u32, u32)> {
-        self.e[..self.n].get(j).copied()
+        self.e.get(..self.n)?.get(j).copied()
     }
 
     /// The index of the state of `(node, file)`.
     #[cfg_attr(feature = "std", inline)]
     pub fn find(&self, node: u32, file: u32) -> Option<usize> {
-        self.e[..self.n]
+        self.e
+            .get(..self.n)?
             .iter()
             .position(|e| e.0 == node && e.1 == file)
     }
@@ -228,7 +229,13 @@ impl RecentStates {
             }
             None => LINE_RECENT - 1,
         };
-        self.e.copy_within(0..at, 1);
+        // Shifted one by one, `at` bounded: no panic path for a kernel.
+        // One by one, through `get`: no panic path for a kernel's reader.
+        for i in (1..=at.min(LINE_RECENT - 1)).rev() {
+            if let (Some(&prev), Some(_)) = (self.e.get(i - 1), self.e.get(i)) {
+                self.e[i] = prev;
+            }
+        }
         self.e[0] = (node, file, line);
     }
 }

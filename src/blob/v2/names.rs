@@ -5,6 +5,7 @@
 //! the shared `blob::Name` wraps them. Builds
 //! without std.
 
+use crate::blob::problem::Problem;
 use core::cmp::Ordering;
 
 use super::layout::*;
@@ -23,20 +24,20 @@ impl<'a> Tokens<'a> {
     /// the end of the expansions, FORMAT.md §11.3) and returns a view.
     ///
     /// Errors: the byte offset inside `tok` and what is wrong.
-    pub fn parse(tok: &'a [u8]) -> Result<Self, (usize, &'static str)> {
+    pub fn parse(tok: &'a [u8]) -> Result<Self, (usize, Problem)> {
         if tok.len() < TOKENS_FIXED
             || u16_at(tok, 0) != 0
             || u16_at(tok, 512) as usize != tok.len() - TOKENS_FIXED
         {
-            return Err((0, "offsets do not start at 0 and end at the table's end"));
+            return Err((0, Problem::OffsetsBounds));
         }
         for c in 0..256 {
             if u16_at(tok, 2 * c) > u16_at(tok, 2 * c + 2) {
-                return Err((2 * c, "offsets not ascending"));
+                return Err((2 * c, Problem::OffsetsNotAscending));
             }
         }
         let Some((offsets, bytes)) = tok.split_first_chunk() else {
-            return Err((0, "offsets do not start at 0 and end at the table's end"));
+            return Err((0, Problem::OffsetsBounds));
         };
         Ok(Tokens { offsets, bytes })
     }
@@ -82,9 +83,11 @@ pub(crate) fn parse_entries(bucket: &[u8], k: usize) -> Entries {
             Some(p) => p,
             None => break,
         };
-        e.lcp[i] = lcp.min(u32::from(u16::MAX)) as u16;
-        e.code[i] = (at as u32, (at + len) as u32);
-        e.n = i + 1;
+        if let (Some(l), Some(c)) = (e.lcp.get_mut(i), e.code.get_mut(i)) {
+            *l = lcp.min(u32::from(u16::MAX)) as u16;
+            *c = (at as u32, (at + len) as u32);
+            e.n = i + 1;
+        }
         at += len + 1;
     }
     e
@@ -177,9 +180,13 @@ impl<'a> CodedName<'a> {
         let mut limit = u16::MAX;
         let mut rev = [Piece::default(); BUCKET];
         let mut n = 0;
-        for i in (0..e.n).rev() {
-            if e.lcp[i] < limit || i == e.n - 1 {
-                rev[n] = Piece {
+        // Bounded by the arrays, so a kernel's reader links no panic path.
+        let last = e.n.min(BUCKET);
+        for i in (0..last).rev() {
+            if (e.lcp[i] < limit || i == last - 1)
+                && let Some(slot) = rev.get_mut(n)
+            {
+                *slot = Piece {
                     from: e.code[i].0,
                     to: e.code[i].1,
                     take: limit.saturating_sub(e.lcp[i]),
@@ -191,8 +198,8 @@ impl<'a> CodedName<'a> {
                 break;
             }
         }
-        for i in 0..n {
-            p.piece[i] = rev[n - 1 - i];
+        for (slot, piece) in p.piece.iter_mut().zip(rev.iter().take(n).rev()) {
+            *slot = *piece;
         }
         p.n = n as u8;
         p
@@ -210,7 +217,7 @@ impl<'a> CodedName<'a> {
     pub fn for_each_stored_run(&self, mut f: impl FnMut(&'a [u8])) {
         let bucket = self.bucket();
         let p = self.pieces(bucket);
-        for piece in &p.piece[..p.n as usize] {
+        for piece in p.piece.iter().take(p.n as usize) {
             let mut left = piece.take as usize;
             let codes = bucket
                 .get(piece.from as usize..piece.to as usize)

@@ -2,6 +2,7 @@
 //! section table and the inner v2 blob that holds the modules' symbols and
 //! lines, all borrowed from the blob. `no_std`, no allocation.
 
+use crate::blob::problem::Problem;
 use crate::blob::symbol::{AddressHit, BlobError, BlobErrorKind, Symbol};
 use crate::blob::v2::layout::*;
 use crate::blob::v2::read::KallsymsV2;
@@ -64,7 +65,7 @@ pub struct ModuleHit<'a> {
     pub hit: AddressHit<'a>,
 }
 
-fn bad(offset: usize, what: &'static str) -> BlobError {
+fn bad(offset: usize, what: Problem) -> BlobError {
     BlobError {
         offset,
         kind: BlobErrorKind::BadSection {
@@ -93,7 +94,7 @@ impl<'a> ModuleSpace<'a> {
     /// offset counted from the outer blob's start.
     pub fn parse(sec: &'a [u8], at: usize) -> Result<Self, BlobError> {
         if sec.len() < MODSPACE_HEADER {
-            return Err(bad(at, "shorter than its header"));
+            return Err(bad(at, Problem::ShorterThanHeader));
         }
         let nmods = u32_at(sec, 0) as usize;
         let nsects = u32_at(sec, 4) as usize;
@@ -110,13 +111,13 @@ impl<'a> ModuleSpace<'a> {
         let (Some(mods_end), Some(sects_end), Some(pool_end), Some(inner_at)) =
             (mods_end, sects_end, pool_end, inner_at)
         else {
-            return Err(bad(at, "counts too large"));
+            return Err(bad(at, Problem::CountsTooLarge));
         };
         if inner_at.checked_add(inner_len) != Some(sec.len()) {
-            return Err(bad(at + 12, "lengths do not add up to the section"));
+            return Err(bad(at + 12, Problem::LengthsNotSection));
         }
         if sec[pool_end..inner_at].iter().any(|&b| b != 0) {
-            return Err(bad(at + pool_end, "nonzero padding"));
+            return Err(bad(at + pool_end, Problem::NonZeroPadding));
         }
         let inner_bytes = &sec[inner_at..];
         let inner = KallsymsV2::from_blob(inner_bytes, None, None).map_err(|mut e| {
@@ -127,7 +128,7 @@ impl<'a> ModuleSpace<'a> {
             .sections()
             .any(|s| matches!(s.id, SectionId::ModuleSpace | SectionId::Modules))
         {
-            return Err(bad(at + inner_at, "inner blob holds modules itself"));
+            return Err(bad(at + inner_at, Problem::NestedModules));
         }
         let ms = ModuleSpace {
             nmods,
@@ -152,18 +153,15 @@ impl<'a> ModuleSpace<'a> {
             let name = self.pool_str(u32_at(rec, 0), u32::from(u16_at(rec, 4)));
             let bid = self.pool_str(u32_at(rec, 8), u32::from(u16_at(rec, 6)));
             let (Some(name), Some(_)) = (name, bid) else {
-                return Err(bad(at + r, "module name or build-id past the pool"));
+                return Err(bad(at + r, Problem::ModuleNamePastPool));
             };
             if name.is_empty() || prev.is_some_and(|p| p >= name) {
-                return Err(bad(
-                    at + r,
-                    "module names empty or not in strict name order",
-                ));
+                return Err(bad(at + r, Problem::ModuleNamesOrder));
             }
             prev = Some(name);
             let f = u32_at(rec, 12) as usize;
             if f < first || f > self.nsects || (i == 0 && f != 0) {
-                return Err(bad(at + r + 12, "module sections not ascending"));
+                return Err(bad(at + r + 12, Problem::ModuleSectionsNotAscending));
             }
             first = f;
         }
@@ -176,10 +174,10 @@ impl<'a> ModuleSpace<'a> {
                 .pool_str(u32_at(self.sects, r + 16), u32_at(self.sects, r + 20))
                 .is_none()
             {
-                return Err(bad(off + 16, "section name past the pool"));
+                return Err(bad(off + 16, Problem::SectionNamePastPool));
             }
             if size == 0 || base < end || base.checked_add(size).is_none() {
-                return Err(bad(off, "sections empty, overlapping or not ascending"));
+                return Err(bad(off, Problem::ModuleSectionsOverlap));
             }
             end = base + size;
         }
@@ -341,7 +339,7 @@ impl<'a> ModuleSpace<'a> {
         self.inner.verify()?;
         for s in self.inner.symbols() {
             if self.section_at(s.address).is_none() {
-                return Err(bad(0, "a module symbol outside every section"));
+                return Err(bad(0, Problem::ModuleSymbolOutside));
             }
         }
         Ok(())

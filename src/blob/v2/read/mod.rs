@@ -20,7 +20,7 @@ mod open;
 pub use open::blob_len;
 #[cfg(feature = "std")]
 mod verify;
-use crate::blob::symbol::{AddressHit, BlobError, BlobErrorKind, Name, Symbol};
+use crate::blob::symbol::{AddressHit, BlobError, BlobErrorKind, Name, Problem, Symbol};
 
 /// The address-bucket table (FORMAT.md §10.2): bucket `k` covers
 /// `first + (k << shift)` up to the next bucket; its blocks are
@@ -163,7 +163,7 @@ fn err(offset: usize, kind: BlobErrorKind) -> BlobError {
     BlobError { offset, kind }
 }
 
-fn bad(offset: usize, id: SectionId, what: &'static str) -> BlobError {
+fn bad(offset: usize, id: SectionId, what: Problem) -> BlobError {
     err(
         offset,
         BlobErrorKind::BadSection {

@@ -4,6 +4,7 @@
 //! part of the behaviour: a blob with several faults reports the first.
 
 use super::*;
+use crate::blob::problem::Problem;
 
 /// The fixed header fields (FORMAT.md §9.1), checked.
 struct Header {
@@ -30,11 +31,7 @@ impl<'a> Directory<'a> {
     /// Fails unless section `id` is `want` bytes long.
     fn shape(&self, id: SectionId, want: Option<usize>) -> Result<(), BlobError> {
         if want != Some(self.sec(id).len()) {
-            return Err(bad(
-                self.at(id),
-                id,
-                "length does not match the symbol count",
-            ));
+            return Err(bad(self.at(id), id, Problem::LengthNotSymbolCount));
         }
         Ok(())
     }
@@ -59,7 +56,7 @@ fn parse_header(blob: &[u8]) -> Result<Header, BlobError> {
         return Err(err(blob.len(), BlobErrorKind::Truncated("v2 header")));
     }
     if !is_v2(blob) {
-        return Err(err(0, BlobErrorKind::BadHeader("no v2 magic")));
+        return Err(err(0, BlobErrorKind::BadHeader(Problem::NoMagic)));
     }
     let version = u16_at(blob, 8);
     if version != VERSION {
@@ -67,7 +64,7 @@ fn parse_header(blob: &[u8]) -> Result<Header, BlobError> {
     }
     let len = u16_at(blob, 10) as usize;
     if u32_at(blob, 12) != 0 {
-        return Err(err(12, BlobErrorKind::BadHeader("unknown flags set")));
+        return Err(err(12, BlobErrorKind::BadHeader(Problem::UnknownFlags)));
     }
     let h = Header {
         num_syms: u32_at(blob, 16) as usize,
@@ -78,7 +75,7 @@ fn parse_header(blob: &[u8]) -> Result<Header, BlobError> {
     if h.nsect > SECTIONS.len() || len != HEADER_LEN + DIR_ENTRY_LEN * h.nsect {
         return Err(err(
             10,
-            BlobErrorKind::BadHeader("header length and section count disagree"),
+            BlobErrorKind::BadHeader(Problem::HeaderLengthVsCount),
         ));
     }
     let Some(header) = blob.get(..len) else {
@@ -115,12 +112,12 @@ fn parse_directory<'a>(blob: &'a [u8], h: &Header) -> Result<Directory<'a>, Blob
         let at = HEADER_LEN + DIR_ENTRY_LEN * s;
         let raw_id = u32_at(blob, at);
         let Some(&id) = SECTIONS.iter().find(|i| **i as u32 == raw_id) else {
-            return Err(err(at, BlobErrorKind::BadHeader("unknown section id")));
+            return Err(err(at, BlobErrorKind::BadHeader(Problem::UnknownSectionId)));
         };
         if raw_id <= prev_id {
             return Err(err(
                 at,
-                BlobErrorKind::BadHeader("section ids not ascending"),
+                BlobErrorKind::BadHeader(Problem::SectionIdsNotAscending),
             ));
         }
         prev_id = raw_id;
@@ -131,7 +128,7 @@ fn parse_directory<'a>(blob: &'a [u8], h: &Header) -> Result<Directory<'a>, Blob
         if off != start {
             return Err(err(
                 at + 8,
-                BlobErrorKind::BadHeader("section not where the previous one ends, padded to 8"),
+                BlobErrorKind::BadHeader(Problem::SectionMisplaced),
             ));
         }
         let pad = blob
@@ -190,31 +187,35 @@ fn check_shapes<'a>(dir: &Directory<'a>, m: usize) -> Result<Shapes<'a>, BlobErr
     let marks_len = bitvector_len(m);
     let n2a_bad = |what| bad(dir.at(SectionId::NameToAddr), SectionId::NameToAddr, what);
     let Some(marks_all) = n2a.get(..marks_len) else {
-        return Err(n2a_bad("shorter than its mark bitvector"));
+        return Err(n2a_bad(Problem::ShorterThanMarks));
     };
-    let (marks, mark_ranks) = marks_all.split_at(8 * nwords);
-    let mark_ranks = &mark_ranks[..4 * nranks];
+    // Lengths were checked above; `get` keeps a kernel's reader panic-free.
+    let (marks, mark_ranks) = marks_all.split_at_checked(8 * nwords).unwrap_or_default();
+    let mark_ranks = mark_ranks.get(..4 * nranks).unwrap_or_default();
     let nmarks = count_ones(marks);
     if n2a.len() != marks_len + 8 * words_for(nmarks * idx_bits as usize) {
-        return Err(n2a_bad("length does not match its marks"));
+        return Err(n2a_bad(Problem::LengthNotMarks));
     }
-    let back = &n2a[marks_len..];
+    let back = n2a.get(marks_len..).unwrap_or_default();
     dir.shape(SectionId::NameIndex, Some(4 * m.div_ceil(BUCKET)))?;
     if !dir.sec(SectionId::TypeExceptions).len().is_multiple_of(8) {
         return Err(bad(
             dir.at(SectionId::TypeExceptions),
             SectionId::TypeExceptions,
-            "length is not a multiple of 8",
+            Problem::LengthNotMultipleOf8,
         ));
     }
-    let (pfx, pfx_ranks) = dir.sec(SectionId::Pfx).split_at(8 * nwords);
+    let (pfx, pfx_ranks) = dir
+        .sec(SectionId::Pfx)
+        .split_at_checked(8 * nwords)
+        .unwrap_or_default();
     Ok(Shapes {
         nblocks,
         block_headers,
         buckets,
         idx_bits,
         pfx,
-        pfx_ranks: &pfx_ranks[..4 * nranks],
+        pfx_ranks: pfx_ranks.get(..4 * nranks).unwrap_or_default(),
         marks,
         mark_ranks,
         back,
@@ -232,30 +233,30 @@ fn split_addr_blocks<'a>(
     let sec = dir.sec(SectionId::AddrBlocks);
     let fail = |what| bad(dir.at(SectionId::AddrBlocks), SectionId::AddrBlocks, what);
     let Some(headers_len) = nblocks.checked_mul(ADDR_BLOCK_HEADER) else {
-        return Err(fail("length does not match the symbol count"));
+        return Err(fail(Problem::LengthNotSymbolCount));
     };
     let Some(table) = sec.get(headers_len..) else {
-        return Err(fail("length does not match the symbol count"));
+        return Err(fail(Problem::LengthNotSymbolCount));
     };
     if table.len() < ADDR_BUCKETS_HEADER {
-        return Err(fail("address-bucket table missing"));
+        return Err(fail(Problem::BucketTableMissing));
     }
     let shift = u32_at(table, 0);
     let nbuckets = u32_at(table, 4) as usize;
     if shift > 63 || nbuckets > nblocks.max(2) {
-        return Err(fail("address-bucket shift or count out of range"));
+        return Err(fail(Problem::BucketShiftOrCountRange));
     }
     if table.len() != ADDR_BUCKETS_HEADER + 4 * (nbuckets + 1) {
-        return Err(fail("address-bucket table length does not match its count"));
+        return Err(fail(Problem::BucketTableLength));
     }
-    let headers = &sec[..headers_len];
+    let headers = sec.get(..headers_len).unwrap_or_default();
     Ok((
         headers,
         AddrBuckets {
             first: u64_at(headers, 0),
             shift,
             nbuckets,
-            entries: &table[ADDR_BUCKETS_HEADER..],
+            entries: table.get(ADDR_BUCKETS_HEADER..).unwrap_or_default(),
         },
     ))
 }
@@ -268,14 +269,16 @@ fn check_addr_blocks(dir: &Directory<'_>, m: usize, nblocks: usize) -> Result<()
     for b in 0..nblocks {
         let h = b * ADDR_BLOCK_HEADER;
         let pos = u64::from(u32_at(blocks, h + 8));
-        let width = blocks[h + 12];
-        let shift = blocks[h + 13];
+        let (width, shift) = match blocks.get(h + 12..h + 14) {
+            Some(&[w, s]) => (w, s),
+            _ => (u8::MAX, u8::MAX),
+        };
         let count = (m - b * ADDR_BLOCK).min(ADDR_BLOCK) as u64;
         if width > 64 || shift > 63 || pos + count * u64::from(width) > bits_len {
             return Err(bad(
                 dir.at(SectionId::AddrBlocks) + h,
                 SectionId::AddrBlocks,
-                "block width, shift or bit position out of range",
+                Problem::BlockFieldRange,
             ));
         }
     }
@@ -291,7 +294,7 @@ fn parse_meta<'a>(dir: &Directory<'a>) -> Result<Meta<'a>, BlobError> {
         return Err(bad(
             dir.at(SectionId::Meta),
             SectionId::Meta,
-            "lengths or bound bits out of range",
+            Problem::MetaFieldRange,
         ));
     }
     Ok(Meta {
@@ -319,14 +322,10 @@ fn parse_modules<'a>(dir: &Directory<'a>) -> Result<Modules<'a>, BlobError> {
     let runs_end = nruns.checked_mul(8).and_then(|x| x.checked_add(8));
     let offs_end = runs_end.and_then(|r| nmods.checked_add(1)?.checked_mul(4)?.checked_add(r));
     let (Some(runs_end), Some(offs_end)) = (runs_end, offs_end) else {
-        return Err(bad(s.offset, SectionId::Modules, "counts too large"));
+        return Err(bad(s.offset, SectionId::Modules, Problem::CountsTooLarge));
     };
     if offs_end > mb.len() || u32_at(mb, offs_end - 4) as usize != mb.len() - offs_end {
-        return Err(bad(
-            s.offset,
-            SectionId::Modules,
-            "counts do not match the length",
-        ));
+        return Err(bad(s.offset, SectionId::Modules, Problem::CountsNotLength));
     }
     Ok(Modules {
         runs: &mb[8..runs_end],
@@ -354,7 +353,7 @@ pub fn blob_len(region: &[u8]) -> Result<usize, BlobError> {
     if nsect > SECTIONS.len() || header_len != HEADER_LEN + DIR_ENTRY_LEN * nsect {
         return Err(err(
             10,
-            BlobErrorKind::BadHeader("header length and section count disagree"),
+            BlobErrorKind::BadHeader(Problem::HeaderLengthVsCount),
         ));
     }
     if region.len() < header_len {
@@ -398,7 +397,7 @@ impl<'a> KallsymsV2<'a> {
             return Err(bad(
                 dir.at(SectionId::Pfx),
                 SectionId::Pfx,
-                "stored plus folded symbols is not num_syms",
+                Problem::FoldedCount,
             ));
         }
         let tokens = Tokens::parse(dir.sec(SectionId::Tokens))

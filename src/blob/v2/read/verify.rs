@@ -9,7 +9,7 @@ use super::*;
 impl KallsymsV2<'_> {
     /// The address-bucket table is the one FORMAT.md §10.2 defines for
     /// these blocks and text bounds (the blocks' bases are checked apart).
-    fn verify_buckets(&self) -> Result<(), &'static str> {
+    fn verify_buckets(&self) -> Result<(), Problem> {
         let nblocks = self.stored.div_ceil(ADDR_BLOCK);
         let base = |b: usize| u64_at(self.addr_blocks, b * ADDR_BLOCK_HEADER);
         let t = &self.buckets;
@@ -21,11 +21,11 @@ impl KallsymsV2<'_> {
         let end = bucket_end(first, self.meta.bound(1), self.meta.bound(3), last);
         let shape = bucket_shape(first, end, nblocks);
         if (t.shift, t.nbuckets) != shape || t.first != first {
-            return Err("address-bucket count or shift is not the rule's");
+            return Err(Problem::BucketRule);
         }
         for (k, b) in bucket_entries(first, shape, nblocks, base).enumerate() {
             if u32_at(t.entries, 4 * k) as usize != b {
-                return Err("an address bucket does not start at its first block");
+                return Err(Problem::BucketStart);
             }
         }
         Ok(())
@@ -52,54 +52,39 @@ impl KallsymsV2<'_> {
         for j in 0..m {
             let a = self.stored_address(j);
             if j > 0 && a < self.stored_address(j - 1) {
-                return Err(fail(SectionId::AddrBits, "addresses not ascending"));
+                return Err(fail(SectionId::AddrBits, Problem::AddressesNotAscending));
             }
             if j % ADDR_BLOCK == 0
                 && a != u64_at(self.addr_blocks, j / ADDR_BLOCK * ADDR_BLOCK_HEADER)
             {
-                return Err(fail(
-                    SectionId::AddrBlocks,
-                    "a block's base is not its first address",
-                ));
+                return Err(fail(SectionId::AddrBlocks, Problem::BlockBase));
             }
             if self.folded(j) {
                 let v = a.checked_sub(PFX_DISTANCE);
                 let prev_ok = j == 0 || v.is_some_and(|v| self.stored_address(j - 1) < v);
                 if v.is_none() || !prev_ok || (j > 0 && self.stored_address(j - 1) == a) {
-                    return Err(fail(
-                        SectionId::Pfx,
-                        "a folded symbol does not fit below its partner",
-                    ));
+                    return Err(fail(SectionId::Pfx, Problem::FoldedPlacement));
                 }
             }
             let t = self.symbol_type_of(j);
             if !(0x21..=0x7E).contains(&t) {
-                return Err(fail(
-                    SectionId::TypeExceptions,
-                    "symbol type is not printable ASCII",
-                ));
+                return Err(fail(SectionId::TypeExceptions, Problem::SymbolType));
             }
             let r = self.a2n(j);
             if r >= m || self.row_at_rank(r) != Some(j) {
-                return Err(fail(
-                    SectionId::AddrToName,
-                    "addr_to_name and name_to_addr are not inverse permutations",
-                ));
+                return Err(fail(SectionId::AddrToName, Problem::PermutationsNotInverse));
             }
         }
         for i in 1..self.type_exc.len() / 8 {
             if u32_at(self.type_exc, 8 * i) <= u32_at(self.type_exc, 8 * (i - 1)) {
-                return Err(fail(SectionId::TypeExceptions, "rows not ascending"));
+                return Err(fail(SectionId::TypeExceptions, Problem::RowsNotAscending));
             }
         }
         let words_per = RANK_BLOCK_BITS / 64;
         let mut ones = 0usize;
         for k in 0..self.pfx_ranks.len() / 4 {
             if u32_at(self.pfx_ranks, 4 * k) as usize != ones {
-                return Err(fail(
-                    SectionId::Pfx,
-                    "rank samples do not count the bits before them",
-                ));
+                return Err(fail(SectionId::Pfx, Problem::RankSamples));
             }
             for w in k * words_per..(k + 1) * words_per {
                 ones += word(self.pfx, w).count_ones() as usize;
@@ -113,26 +98,23 @@ impl KallsymsV2<'_> {
                 || id > md.nmods
                 || (i > 0 && row <= u32_at(md.runs, 8 * (i - 1)) as usize)
             {
-                return Err(fail(
-                    SectionId::Modules,
-                    "runs out of order or module id out of range",
-                ));
+                return Err(fail(SectionId::Modules, Problem::ModuleRuns));
             }
         }
         for i in 0..md.nmods {
             if u32_at(md.offsets, 4 * i) > u32_at(md.offsets, 4 * i + 4)
                 || (i == 0 && u32_at(md.offsets, 0) != 0)
             {
-                return Err(fail(SectionId::Modules, "name offsets not ascending"));
+                return Err(fail(SectionId::Modules, Problem::NameOffsetsNotAscending));
             }
         }
         for c in 1..=255u8 {
             if self.tokens.expand(c).contains(&NAME_END) {
-                return Err(fail(SectionId::Tokens, "an expansion holds byte 0"));
+                return Err(fail(SectionId::Tokens, Problem::ExpansionHoldsZero));
             }
         }
         if !self.tokens.expand(NAME_END).is_empty() {
-            return Err(fail(SectionId::Tokens, "code 0 has an expansion"));
+            return Err(fail(SectionId::Tokens, Problem::CodeZeroExpands));
         }
         // Names: each bucket parses whole, LCPs are exact, order is strict.
         let (mut prev, mut cur, mut again) = (Vec::new(), Vec::new(), Vec::new());
@@ -141,7 +123,7 @@ impl KallsymsV2<'_> {
         let mut expect_at = 0usize;
         for b in 0..nb {
             if u32_at(self.name_index, 4 * b) as usize != expect_at {
-                return Err(fail(SectionId::NameIndex, "bucket offsets not contiguous"));
+                return Err(fail(SectionId::NameIndex, Problem::BucketOffsets));
             }
             let bucket = self.bucket(b);
             let count = (m - b * BUCKET).min(BUCKET);
@@ -151,17 +133,17 @@ impl KallsymsV2<'_> {
                 let mut lcp = 0usize;
                 if k > 0 {
                     let Some((v, used)) = read_varint(bucket, at) else {
-                        return Err(fail(SectionId::Names, "bad LCP varint"));
+                        return Err(fail(SectionId::Names, Problem::BadLcpVarint));
                     };
                     lcp = v as usize;
                     at += used;
                 }
                 let rest = bucket.get(at..).unwrap_or(&[]);
                 let Some(len) = rest.iter().position(|&c| c == NAME_END) else {
-                    return Err(fail(SectionId::Names, "name without its end byte"));
+                    return Err(fail(SectionId::Names, Problem::NameUnterminated));
                 };
                 if k > 0 && lcp > prev.len() {
-                    return Err(fail(SectionId::Names, "LCP longer than the previous name"));
+                    return Err(fail(SectionId::Names, Problem::LcpTooLong));
                 }
                 cur.clear();
                 cur.extend_from_slice(&prev[..lcp]);
@@ -172,33 +154,30 @@ impl KallsymsV2<'_> {
                 let exact = prev.iter().zip(&cur).take_while(|(a, b)| a == b).count();
                 let row = self.row_at_rank(r).unwrap_or(usize::MAX);
                 if r > 0 && (k > 0 && lcp != exact || cur.is_empty()) {
-                    return Err(fail(SectionId::Names, "LCP not exact or name empty"));
+                    return Err(fail(SectionId::Names, Problem::LcpNotExact));
                 }
                 if cur.is_empty() || cur.len() > usize::from(u16::MAX) {
-                    return Err(fail(
-                        SectionId::Names,
-                        "name empty or longer than 65,535 bytes",
-                    ));
+                    return Err(fail(SectionId::Names, Problem::NameLength));
                 }
                 if r > 0 && (cur.as_slice(), row) <= (prev.as_slice(), prev_row) {
-                    return Err(fail(SectionId::NameToAddr, "names not in name order"));
+                    return Err(fail(SectionId::NameToAddr, Problem::NameOrder));
                 }
                 // The reader's own decoding must agree with this one.
                 again.clear();
                 self.name_at_rank(r, false).extend_into(&mut again);
                 if again != cur {
-                    return Err(fail(SectionId::Names, "name decodes two ways"));
+                    return Err(fail(SectionId::Names, Problem::NameAmbiguous));
                 }
                 core::mem::swap(&mut prev, &mut cur);
                 prev_row = row;
             }
             if at != bucket.len() {
-                return Err(fail(SectionId::Names, "bytes after a bucket's last name"));
+                return Err(fail(SectionId::Names, Problem::BytesAfterBucket));
             }
             expect_at += bucket.len();
         }
         if expect_at != self.names.len() {
-            return Err(fail(SectionId::Names, "bytes after the last bucket"));
+            return Err(fail(SectionId::Names, Problem::BytesAfterLastBucket));
         }
         Ok(())
     }

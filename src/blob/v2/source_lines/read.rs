@@ -2,6 +2,7 @@
 //! address → source location and inline frames, innermost first, with no
 //! allocation (a kernel can print `fs/read_write.c:477` from it).
 
+use crate::blob::problem::Problem;
 use crate::blob::symbol::{BlobError, BlobErrorKind};
 use crate::blob::v2::layout::*;
 use crate::blob::v2::names::Tokens;
@@ -157,7 +158,7 @@ fn unzig(v: u64) -> i64 {
     (v >> 1) as i64 ^ -((v & 1) as i64)
 }
 
-fn bad(at: usize, what: &'static str) -> BlobError {
+fn bad(at: usize, what: Problem) -> BlobError {
     BlobError {
         offset: at,
         kind: BlobErrorKind::BadSection {
@@ -175,11 +176,11 @@ impl<'a> LineTable<'a> {
     /// width or length disagrees with the bytes.
     pub fn parse(sec: &'a [u8], at: usize) -> Result<Self, BlobError> {
         if sec.len() < LINES_HEADER {
-            return Err(bad(at, "shorter than its header"));
+            return Err(bad(at, Problem::ShorterThanHeader));
         }
         let flags = u32_at(sec, 0);
         if flags & !1 != 0 || u32_at(sec, 20) != 0 || sec[38..40] != [0, 0] {
-            return Err(bad(at, "unknown flags or nonzero reserved bytes"));
+            return Err(bad(at, Problem::UnknownFlagsOrReserved));
         }
         let n = |o| u32_at(sec, o) as usize;
         let (nrows, nnodes, nfiles, nstrings) = (n(4), n(8), n(12), n(16));
@@ -187,11 +188,11 @@ impl<'a> LineTable<'a> {
         for (i, x) in w.iter_mut().enumerate() {
             *x = u32::from(sec[32 + i]);
             if *x > 32 {
-                return Err(bad(at + 32 + i, "field wider than 32 bits"));
+                return Err(bad(at + 32 + i, Problem::FieldTooWide));
             }
         }
         if u32_at(sec, 68) != 0 {
-            return Err(bad(at + 68, "nonzero reserved bytes"));
+            return Err(bad(at + 68, Problem::NonZeroReserved));
         }
         let mut parts = [&sec[..0]; 7];
         let mut off = LINES_HEADER;
@@ -199,18 +200,18 @@ impl<'a> LineTable<'a> {
             let len = n(40 + 4 * i);
             *p = sec
                 .get(off..off.saturating_add(len))
-                .ok_or(bad(at + 40 + 4 * i, "part longer than the section"))?;
+                .ok_or(bad(at + 40 + 4 * i, Problem::PartTooLong))?;
             let end = off + len;
             off = end.div_ceil(8) * 8;
             if sec
                 .get(end..off)
                 .is_some_and(|pad| pad.iter().any(|&b| b != 0))
             {
-                return Err(bad(at + end, "nonzero padding after a part"));
+                return Err(bad(at + end, Problem::NonZeroPartPadding));
             }
         }
         if off != sec.len() {
-            return Err(bad(at, "parts do not fill the section"));
+            return Err(bad(at, Problem::PartsNotFilling));
         }
         let bits = |count: usize, width: u32| {
             count
@@ -229,7 +230,7 @@ impl<'a> LineTable<'a> {
             && (nstrings as u64) <= 1u64 << w[1]
             && (nfiles as u64) <= 1u64 << w[2];
         if !ok {
-            return Err(bad(at, "counts, widths and part lengths disagree"));
+            return Err(bad(at, Problem::PartShapes));
         }
         Ok(LineTable {
             columns: flags & 1 != 0,
@@ -506,27 +507,24 @@ impl<'a> LineTable<'a> {
                 last = Some(r.address);
             });
             if decoded.is_none() || !ok || count != LINE_BLOCK.min(self.nrows - b * LINE_BLOCK) {
-                return Err(bad(
-                    0,
-                    "a row block does not decode, ascend or stay in its tables",
-                ));
+                return Err(bad(0, Problem::RowBlock));
             }
             prev_end = last;
         }
         for i in 1..self.nnodes {
             let [p, name, cf, _, _] = self.node(i as u32);
             if p as usize >= i || name as usize >= self.nstrings || cf as usize >= self.nfiles {
-                return Err(bad(0, "a node refers past its table or to a later parent"));
+                return Err(bad(0, Problem::NodeRef));
             }
         }
         for i in 1..self.nfiles {
             if self.file(i as u32).is_none() {
-                return Err(bad(0, "a file refers past the strings"));
+                return Err(bad(0, Problem::FileRef));
             }
         }
         for i in 0..self.nstrings {
             if self.string(i as u32).is_none() {
-                return Err(bad(0, "string offsets not ascending"));
+                return Err(bad(0, Problem::StringOffsetsNotAscending));
             }
         }
         Ok(())
