@@ -1,6 +1,6 @@
 //! Kernel modules for `ksym-pack --modules DIR` (docs/FORMAT.md §16): find
 //! every `.ko[.xz|.zst|.gz]` under a directory, read each one's name,
-//! build-id, executable sections and text symbols ([`file`]), relocate its
+//! build-id, executable sections and text symbols ([`file`](mod@file)), relocate its
 //! DWARF with each executable section at its own base ([`reloc`]) and
 //! sweep it as `ksym::dwarf` sweeps a vmlinux, then place the modules one
 //! after another in module space and merge their tables ([`merge`]), so

@@ -241,7 +241,7 @@ fn bytecount_lines(b: &[u8]) -> u64 {
 
 /// Everything `ksym-resolve --store SPEC` does once its arguments are
 /// parsed: opens the store (HTTP requests limited to `timeout`, remote
-/// blobs cached under [`super::fetch::default_cache_dir`]), resolves each
+/// blobs cached under [`crate::store::fetch::default_cache_dir`]), resolves each
 /// input with its own kernel's blob, prints the notes on stderr.
 ///
 /// Errors: the store cannot be opened, an input cannot be read, stdout
