@@ -3,8 +3,8 @@
 
 use core::fmt;
 
-/// What is wrong inside a v2 header or section ([`BadHeader`](crate::BlobErrorKind::BadHeader),
-/// [`BadSection`](crate::BlobErrorKind::BadSection); the rules are docs/FORMAT.md part II): a
+/// What is wrong inside a v2 header or section (`BlobErrorKind::BadHeader`,
+/// `BlobErrorKind::BadSection`; the rules are docs/FORMAT.md part II): a
 /// byte, so that a kernel's reader links no message text. [`Problem::as_str`]
 /// and `Display` give the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
