@@ -6,32 +6,22 @@
 
 use core::arch::{asm, global_asm};
 
+// The trap CSRs: S-mode's under OpenSBI (riscv64), M-mode's without
+// firmware (riscv32). The rest of the entry is the same.
 #[cfg(target_arch = "riscv64")]
-global_asm!(
-    r#"
-    .section .text.entry, "ax"
-    .globl _start
-_start:
-    la sp, _stack_top
-    li s0, 0
-    la t0, trap_entry
-    csrw stvec, t0
-    call kmain
-1:  wfi
-    j 1b
-
-    .text
-    .balign 4
-trap_entry:
-    csrr a0, sepc
-    csrr a1, scause
-    mv a2, s0
-    call on_trap
-"#
-);
-
+macro_rules! csr {
+    ($name:literal) => {
+        concat!("s", $name)
+    };
+}
 #[cfg(target_arch = "riscv32")]
-global_asm!(
+macro_rules! csr {
+    ($name:literal) => {
+        concat!("m", $name)
+    };
+}
+
+global_asm!(concat!(
     r#"
     .section .text.entry, "ax"
     .globl _start
@@ -39,7 +29,9 @@ _start:
     la sp, _stack_top
     li s0, 0
     la t0, trap_entry
-    csrw mtvec, t0
+    csrw "#,
+    csr!("tvec"),
+    r#", t0
     call kmain
 1:  wfi
     j 1b
@@ -47,12 +39,16 @@ _start:
     .text
     .balign 4
 trap_entry:
-    csrr a0, mepc
-    csrr a1, mcause
+    csrr a0, "#,
+    csr!("epc"),
+    r#"
+    csrr a1, "#,
+    csr!("cause"),
+    r#"
     mv a2, s0
     call on_trap
 "#
-);
+));
 
 /// Writes one byte to the ns16550 UART of `virt`.
 pub fn putc(c: u8) {
