@@ -4,8 +4,8 @@
 //! The blob formats are `docs/FORMAT.md`: v1 (the seed's, part I) and v2
 //! (ksym's compact, checksummed one, part II). Without the default `std`
 //! feature the crate is `#![no_std]` and holds only the readers its
-//! features turn on (`v1`, `v2`, `lines`, `modules`; README "In your
-//! kernel"): what a kernel links to print `func+0x1a/0x80 FILE:LINE` from
+//! features turn on (`v1`, `v2`, `lines`, `modules`, and the host's
+//! `shape-checks` and `fast-lookup`; README "In your kernel"): what a kernel links to print `func+0x1a/0x80 FILE:LINE` from
 //! its own blob ([`Kallsyms::write_frame`]), with no allocation.
 //!
 //! Layers, each importing only those below it:

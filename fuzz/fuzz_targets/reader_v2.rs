@@ -1,6 +1,8 @@
 //! Arbitrary bytes as a v2 blob, with the magic, version and every CRC32C
 //! made to match (so the fuzzer reaches the structure behind the checks):
-//! from_blob must refuse or accept without panic; on an accepted blob every
+//! from_blob must refuse or accept without panic, and from_blob_intact
+//! (no shape checks) accept what from_blob accepts and more, its lookups
+//! ending without panic; on a blob from_blob accepts every
 //! lookup, the symbol walk and verify() must stay in bounds; when verify()
 //! passes, lookups must agree with the symbols they came from.
 #![no_main]
@@ -26,6 +28,17 @@ fuzz_target!(|data: &[u8]| {
         assert!(blob[len..].iter().all(|&b| b == 0));
         let alone = Kallsyms::from_blob(&blob[..len], None, None);
         assert_eq!(alone.expect("the region's blob opens alone").len(), k.len());
+    }
+    // Opened without the shape checks, as a kernel's reader opens it:
+    // lookups must still end without a panic, whatever they answer.
+    if let Ok(v) = KallsymsV2::from_blob_intact(&blob, None, None) {
+        let shaped = v.check_shapes().is_ok();
+        assert_eq!(shaped, KallsymsV2::from_blob(&blob, None, None).is_ok());
+        for s in v.symbols().take(4096) {
+            let _ = v.lookup_address(s.address.wrapping_add(1));
+        }
+        let _ = v.lookup_address(u64::MAX);
+        let _ = v.lookup_name(b"x");
     }
     let Ok(v) = KallsymsV2::from_blob(&blob, None, None) else { return };
     let sound = v.verify().is_ok();

@@ -89,11 +89,15 @@ impl<W: Write + ?Sized> Out<'_, W> {
 
     /// `v` in hex, at least `digits` digits.
     fn hex(&mut self, v: u64, digits: u32) {
-        let mut n = (16 - v.leading_zeros() / 4).max(digits);
-        while n > 0 {
-            n -= 1;
+        // From the top nibble, leading zeros left out down to `digits`: no
+        // leading_zeros, which riscv without Zbb links a software count for.
+        let mut started = false;
+        for n in (0..16).rev() {
             let d = (v >> (4 * n) & 0xF) as u8;
-            self.char(char::from(if d < 10 { b'0' + d } else { b'a' + d - 10 }));
+            started |= d != 0 || n < digits;
+            if started {
+                self.char(char::from(if d < 10 { b'0' + d } else { b'a' + d - 10 }));
+            }
         }
     }
 
@@ -116,7 +120,39 @@ impl<W: Write + ?Sized> Out<'_, W> {
     }
 }
 
-impl Kallsyms<'_> {
+/// What a frame prints of the symbol covering its address: a part of
+/// [`AddressHit`](super::AddressHit), without the symbol type and index
+/// that a v2 blob would spend a search on.
+struct FrameHit<'a> {
+    name: super::Name<'a>,
+    offset: u64,
+    size: Option<u64>,
+    module: Option<&'a [u8]>,
+}
+
+impl<'a> Kallsyms<'a> {
+    fn frame_hit(&self, at: u64) -> Option<FrameHit<'a>> {
+        match self {
+            #[cfg(feature = "v2")]
+            Kallsyms::V2(v) => {
+                let h = v.locate_row(at, v.locate(at))?;
+                Some(FrameHit {
+                    name: v.row_name(h.row, h.folded),
+                    offset: h.offset,
+                    size: h.size,
+                    module: v.row_module(h.row),
+                })
+            }
+            #[allow(unreachable_patterns)]
+            _ => self.lookup_address(at).map(|h| FrameHit {
+                name: h.symbol.name,
+                offset: h.offset,
+                size: h.size,
+                module: h.symbol.module,
+            }),
+        }
+    }
+
     /// Writes one backtrace frame to `w`, without a line end:
     /// ` [<ADDR>] NAME+0xOFF/0xSIZE`, then ` [MODULE]` for a module's
     /// symbol, then with a `lines` blob (feature `lines`) ` FILE:LINE` and
@@ -154,16 +190,16 @@ impl Kallsyms<'_> {
         o.bytes(b">] ");
         let ret = u64::from(kind == FrameKind::Return);
         let at = addr.wrapping_sub(ret);
-        match self.lookup_address(at) {
+        match self.frame_hit(at) {
             Some(h) => {
-                h.symbol.name.for_each_run(|r| o.bytes(r));
+                h.name.for_each_run(|r| o.bytes(r));
                 o.bytes(b"+0x");
                 o.hex(h.offset + ret, 1);
                 if let Some(size) = h.size {
                     o.bytes(b"/0x");
                     o.hex(size, 1);
                 }
-                if let Some(m) = h.symbol.module {
+                if let Some(m) = h.module {
                     o.bytes(b" [");
                     o.bytes(m);
                     o.bytes(b"]");

@@ -141,8 +141,9 @@ impl<'a> Kallsyms<'a> {
     ///
     /// Errors: [`BlobError`] with the byte offset (and, for v2, the section)
     /// of the first problem. A v1 blob is validated whole (linear time, and
-    /// must start 8-byte aligned); a v2 blob by its CRCs and section shapes,
-    /// its `module_space` (FORMAT.md §16) included.
+    /// must start 8-byte aligned); a v2 blob by its CRCs and (feature
+    /// `shape-checks`) its section shapes, its `module_space` (FORMAT.md
+    /// §16, feature `modules`) included.
     pub fn from_blob(
         blob: &'a [u8],
         stext: Option<u64>,
@@ -198,20 +199,10 @@ impl<'a> Kallsyms<'a> {
         return Err(not_built("v2"));
         #[cfg(feature = "v2")]
         {
-            let len = v2::read::blob_len(region)?;
-            let Some((blob, padding)) = region.split_at_checked(len) else {
-                return Err(BlobError {
-                    offset: region.len(),
-                    kind: BlobErrorKind::Truncated("blob"),
-                });
-            };
-            if let Some(i) = padding.iter().position(|&b| b != 0) {
-                return Err(BlobError {
-                    offset: len + i,
-                    kind: BlobErrorKind::NonZeroAfterBlob,
-                });
-            }
-            Ok((Self::from_blob(blob, stext, etext)?, padding.len()))
+            let (v, padding) = KallsymsV2::from_region(region, stext, etext)?;
+            #[cfg(feature = "modules")]
+            ModuleSpace::of(&v)?;
+            Ok((Kallsyms::V2(v), padding))
         }
     }
 

@@ -282,17 +282,43 @@ pub static CRC32C: Crc<u32, CrcTable> = Crc::<u32, CrcTable>::new(&CRC_32_ISCSI)
 
 /// Bits needed to write every value `< n` (at least 1).
 pub const fn index_bits(n: usize) -> u32 {
-    if n <= 2 {
-        1
-    } else {
-        usize::BITS - (n - 1).leading_zeros()
+    // A loop, not leading_zeros: a core without a count-leading-zeros
+    // instruction (riscv64gc) links 100 bytes of it into a kernel.
+    let max = n.saturating_sub(1);
+    let mut bits = 1;
+    while bits < usize::BITS && max >> bits != 0 {
+        bits += 1;
     }
+    bits
 }
 
 /// Reads `width` bits (1..=64) at bit position `pos` of little-endian u64
 /// words; bits past the end read as zero.
 #[cfg_attr(feature = "std", inline(always))]
 pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
+    #[cfg(not(feature = "fast-lookup"))]
+    return get_bits_by_bit(words, pos, width);
+    #[cfg(feature = "fast-lookup")]
+    get_bits_fast(words, pos, width)
+}
+
+/// [`get_bits`] a bit at a time: what a kernel's reader (no feature
+/// `fast-lookup`) links, a tenth of the code.
+#[cfg(any(test, not(feature = "fast-lookup")))]
+fn get_bits_by_bit(bytes: &[u8], pos: u64, width: u32) -> u64 {
+    let mut v = 0u64;
+    for i in (0..u64::from(width.min(64))).rev() {
+        let p = pos.wrapping_add(i);
+        let byte = usize::try_from(p / 8).ok().and_then(|at| bytes.get(at));
+        v = v << 1 | u64::from(byte.map_or(0, |b| b >> (p % 8) & 1));
+    }
+    v
+}
+
+/// [`get_bits`] with one unaligned 8-byte load for widths up to 56.
+#[cfg(feature = "fast-lookup")]
+#[cfg_attr(feature = "std", inline(always))]
+fn get_bits_fast(words: &[u8], pos: u64, width: u32) -> u64 {
     if width == 0 {
         return 0;
     }
@@ -305,6 +331,8 @@ pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
     {
         return (u64::from_le_bytes(b) >> (pos % 8)) & ((1u64 << width) - 1);
     }
+    // A damaged block header can say more than 64; no shift may overflow.
+    let width = width.min(64);
     // A position past what a 32-bit usize indexes is past the end.
     let Ok(w) = usize::try_from(pos / 64) else {
         return 0;
@@ -327,7 +355,7 @@ pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
 /// 1 to 56 bits and the 8 bytes from the one holding each value's first bit
 /// lie inside `addr_bits`: each value is then one 8-byte load, with none of
 /// `get_bits`' width tests.
-#[cfg_attr(not(feature = "v2"), allow(dead_code))]
+#[cfg_attr(not(feature = "fast-lookup"), allow(dead_code))]
 pub(crate) struct PackedBlock<'a> {
     bytes: &'a [u8],
     bit0: usize,
@@ -335,7 +363,7 @@ pub(crate) struct PackedBlock<'a> {
     mask: u64,
 }
 
-#[cfg_attr(not(feature = "v2"), allow(dead_code))]
+#[cfg_attr(not(feature = "fast-lookup"), allow(dead_code))]
 impl<'a> PackedBlock<'a> {
     /// The block of `count` (1 to 64) values from bit `pos`, or `None` when
     /// it is not in the shape above.
@@ -370,6 +398,7 @@ impl<'a> PackedBlock<'a> {
 
 /// Word `i` of a little-endian u64 array held as bytes; zero past the end.
 #[cfg_attr(feature = "std", inline(always))]
+#[cfg_attr(not(feature = "std"), inline(never))]
 pub fn word(words: &[u8], i: usize) -> u64 {
     match i
         .checked_mul(8)
@@ -384,11 +413,18 @@ pub fn word(words: &[u8], i: usize) -> u64 {
 /// Bit `i` of a bitvector of little-endian u64 words; false past the end.
 #[cfg_attr(feature = "std", inline)]
 pub fn get_bit(words: &[u8], i: usize) -> bool {
-    word(words, i / 64) >> (i % 64) & 1 == 1
+    // The host's lookups read the whole word (fewer instructions once
+    // inlined); a kernel's reads the byte (words are little-endian: bit i
+    // is bit i % 8 of byte i / 8), so that it links no word reader.
+    #[cfg(feature = "fast-lookup")]
+    return word(words, i / 64) >> (i % 64) & 1 == 1;
+    #[cfg(not(feature = "fast-lookup"))]
+    words.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1)
 }
 
 /// The little-endian u32 at byte `at`; zero past the end.
 #[cfg_attr(feature = "std", inline(always))]
+#[cfg_attr(not(feature = "std"), inline(never))]
 pub fn u32_at(b: &[u8], at: usize) -> u32 {
     // Through an array, so that it compiles to one load.
     match b.get(at..at.saturating_add(4)).map(<[u8; 4]>::try_from) {
@@ -399,6 +435,7 @@ pub fn u32_at(b: &[u8], at: usize) -> u32 {
 
 /// The little-endian u16 at byte `at`; zero past the end.
 #[cfg_attr(feature = "std", inline(always))]
+#[cfg_attr(not(feature = "std"), inline(never))]
 pub fn u16_at(b: &[u8], at: usize) -> u16 {
     match b.get(at..at.saturating_add(2)).map(<[u8; 2]>::try_from) {
         Some(Ok(a)) => u16::from_le_bytes(a),
@@ -408,6 +445,7 @@ pub fn u16_at(b: &[u8], at: usize) -> u16 {
 
 /// The little-endian u64 at byte `at`; zero past the end.
 #[cfg_attr(feature = "std", inline(always))]
+#[cfg_attr(not(feature = "std"), inline(never))]
 pub fn u64_at(b: &[u8], at: usize) -> u64 {
     match b.get(at..at.saturating_add(8)).map(<[u8; 8]>::try_from) {
         Some(Ok(a)) => u64::from_le_bytes(a),
@@ -490,6 +528,9 @@ mod tests {
     /// one by one, at every position and width, up to and past the end.
     #[test]
     fn get_bits_reads_bit_by_bit() {
+        // Widths past 64 (a damaged block header) read as 64.
+        assert_eq!(get_bits(&[0xFF; 16], 3, 200), u64::MAX);
+        assert_eq!(get_bits_by_bit(&[0xFF; 16], 3, 200), u64::MAX);
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let words: Vec<u8> = (0..40)
             .map(|_| {
@@ -511,6 +552,9 @@ mod tests {
                     want,
                     "pos {pos} width {width}"
                 );
+                // The kernel's variant (no feature fast-lookup) agrees.
+                assert_eq!(get_bits_by_bit(&words, pos, width), want);
+                assert_eq!(get_bit(&words, pos as usize), bit(pos) == 1);
             }
         }
     }

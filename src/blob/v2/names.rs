@@ -20,11 +20,28 @@ pub struct Tokens<'a> {
 }
 
 impl<'a> Tokens<'a> {
-    /// Checks a token table's shape (257 ascending u16 offsets from 0 to
-    /// the end of the expansions, FORMAT.md §11.3) and returns a view.
+    /// Checks a token table's shape ([`check`](Self::check)) and returns a
+    /// view of it.
     ///
     /// Errors: the byte offset inside `tok` and what is wrong.
     pub fn parse(tok: &'a [u8]) -> Result<Self, (usize, Problem)> {
+        Self::check(tok)?;
+        Self::new(tok).ok_or((0, Problem::OffsetsBounds))
+    }
+
+    /// A view of a token table whose offsets are not checked: `None` when
+    /// `tok` is shorter than its 257 offsets. A code whose offsets do not
+    /// ascend inside the expansions expands to nothing.
+    pub fn new(tok: &'a [u8]) -> Option<Self> {
+        let (offsets, bytes) = tok.split_first_chunk()?;
+        Some(Tokens { offsets, bytes })
+    }
+
+    /// The token table's shape (FORMAT.md §11.3): 257 ascending u16
+    /// offsets from 0 to the end of the expansions.
+    ///
+    /// Errors: the byte offset inside `tok` and what is wrong.
+    pub fn check(tok: &[u8]) -> Result<(), (usize, Problem)> {
         if tok.len() < TOKENS_FIXED
             || u16_at(tok, 0) != 0
             || u16_at(tok, 512) as usize != tok.len() - TOKENS_FIXED
@@ -36,10 +53,7 @@ impl<'a> Tokens<'a> {
                 return Err((2 * c, Problem::OffsetsNotAscending));
             }
         }
-        let Some((offsets, bytes)) = tok.split_first_chunk() else {
-            return Err((0, Problem::OffsetsBounds));
-        };
-        Ok(Tokens { offsets, bytes })
+        Ok(())
     }
 
     /// The expansion of code `c`; empty for a damaged table.
@@ -54,6 +68,7 @@ impl<'a> Tokens<'a> {
 }
 
 /// Where the entries of one bucket lie, parsed up to entry `k` (FORMAT.md §11.2).
+#[cfg_attr(not(any(feature = "fast-lookup", feature = "std")), allow(dead_code))]
 pub(crate) struct Entries {
     pub(crate) lcp: [u16; BUCKET],
     pub(crate) code: [(u32, u32); BUCKET],
@@ -61,6 +76,7 @@ pub(crate) struct Entries {
 }
 
 /// Parses entries `0..=k` of a bucket; stops early on a damaged bucket.
+#[cfg_attr(not(any(feature = "fast-lookup", feature = "std")), allow(dead_code))]
 #[cfg_attr(feature = "std", inline)]
 pub(crate) fn parse_entries(bucket: &[u8], k: usize) -> Entries {
     let mut e = Entries {
@@ -146,6 +162,7 @@ pub(crate) fn bucket_of<'a>(names: &'a [u8], name_index: &[u8], b: usize) -> &'a
 }
 
 /// A slice of coded bytes and how many expanded bytes of it belong to a name.
+#[cfg_attr(not(any(feature = "fast-lookup", feature = "std")), allow(dead_code))]
 #[derive(Clone, Copy, Default)]
 struct Piece {
     from: u32,
@@ -154,6 +171,7 @@ struct Piece {
 }
 
 /// The pieces of a coded name, in order: what each contributing entry adds.
+#[cfg_attr(not(any(feature = "fast-lookup", feature = "std")), allow(dead_code))]
 #[derive(Clone, Copy)]
 struct Pieces {
     piece: [Piece; BUCKET],
@@ -161,10 +179,11 @@ struct Pieces {
 }
 
 impl<'a> CodedName<'a> {
-    fn bucket(&self) -> &'a [u8] {
+    pub(crate) fn bucket(&self) -> &'a [u8] {
         bucket_of(self.names, self.name_index, self.rank as usize / BUCKET)
     }
 
+    #[cfg(feature = "fast-lookup")]
     fn pieces(&self, bucket: &[u8]) -> Pieces {
         let k = self.rank as usize % BUCKET;
         let e = parse_entries(bucket, k);
@@ -213,6 +232,19 @@ impl<'a> CodedName<'a> {
 
     /// Calls `f` with the stored name's bytes (without the `__pfx_` of a
     /// folded symbol), in runs, in order.
+    ///
+    /// With feature `fast-lookup`, one parse of the bucket up to the name;
+    /// without it, one per entry that contributes bytes (less code, no
+    /// tables on the stack).
+    #[cfg(not(feature = "fast-lookup"))]
+    pub fn for_each_stored_run(&self, mut f: impl FnMut(&'a [u8])) {
+        let k = self.rank as usize % BUCKET;
+        emit_prefix(self.bucket(), &self.tokens, k, usize::MAX, &mut f);
+    }
+
+    /// Calls `f` with the stored name's bytes (without the `__pfx_` of a
+    /// folded symbol), in runs, in order.
+    #[cfg(feature = "fast-lookup")]
     #[cfg_attr(feature = "std", inline)]
     pub fn for_each_stored_run(&self, mut f: impl FnMut(&'a [u8])) {
         let bucket = self.bucket();
@@ -270,6 +302,62 @@ impl<'a> CodedName<'a> {
         }
         (ord, at)
     }
+}
+
+/// Passes the first `limit` bytes of entry `k`'s name in `bucket` to `f`
+/// (FORMAT.md §11.2): the bytes it shares with entry `k - 1` (its LCP),
+/// taken from that entry's name the same way, then its own codes expanded.
+/// Recurses at most `k` < 16 deep, parsing the bucket from its start at each
+/// level. A damaged entry `k` gives nothing; an LCP longer than the name
+/// before it gives all of that name.
+#[cfg(any(test, not(feature = "fast-lookup")))]
+pub(crate) fn emit_prefix<'a>(
+    bucket: &'a [u8],
+    tokens: &Tokens<'a>,
+    k: usize,
+    limit: usize,
+    f: &mut dyn FnMut(&'a [u8]),
+) {
+    let Some((lcp, codes)) = entry(bucket, k) else {
+        return;
+    };
+    let lcp = lcp.min(limit);
+    if k > 0 && lcp > 0 {
+        emit_prefix(bucket, tokens, k - 1, lcp, f);
+    }
+    let mut left = limit - lcp;
+    for &c in codes {
+        if left == 0 {
+            break;
+        }
+        let x = tokens.expand(c);
+        let x = x.get(..x.len().min(left)).unwrap_or_default();
+        left -= x.len();
+        f(x);
+    }
+}
+
+/// Entry `k` of a bucket (FORMAT.md §11.2): its LCP (0 for the first) and
+/// its codes before [`NAME_END`]; `None` when the bucket ends first or an
+/// LCP is malformed.
+#[cfg(any(test, not(feature = "fast-lookup")))]
+fn entry(bucket: &[u8], k: usize) -> Option<(usize, &[u8])> {
+    let mut at = 0usize;
+    for i in 0..=k {
+        let mut lcp = 0;
+        if i > 0 {
+            let (v, used) = read_varint(bucket, at)?;
+            lcp = v as usize;
+            at += used;
+        }
+        let rest = bucket.get(at..)?;
+        let len = rest.iter().position(|&b| b == NAME_END)?;
+        if i == k {
+            return rest.get(..len).map(|codes| (lcp, codes));
+        }
+        at += len + 1;
+    }
+    None
 }
 
 /// Compares the expansion of the codes of `bytes` before its first

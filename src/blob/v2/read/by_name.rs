@@ -102,8 +102,8 @@ impl<'a> KallsymsV2<'a> {
     /// use is to bring the bucket's head into the cache.
     #[cfg_attr(feature = "std", inline)]
     fn head_byte(&self, b: usize) -> u8 {
-        let at = u32_at(self.name_index, 4 * b) as usize;
-        self.names.get(at).copied().unwrap_or(0)
+        let at = u32_at(self.sec(SectionId::NameIndex), 4 * b) as usize;
+        self.sec(SectionId::Names).get(at).copied().unwrap_or(0)
     }
 
     /// Where entry 1 of bucket `b` starts: after the head's codes and their
@@ -169,6 +169,7 @@ impl<'a> KallsymsV2<'a> {
     /// walked along its cycle with one shortcut jump (FORMAT.md §10.4).
     /// A damaged blob gives `None` instead of looping.
     pub(super) fn row_at_rank(&self, r: usize) -> Option<usize> {
+        let (marks, mark_ranks, back) = self.name_to_addr();
         let mut x = r;
         let mut jumped = false;
         for _ in 0..2 * SHORTCUT_STEP + 2 {
@@ -176,11 +177,11 @@ impl<'a> KallsymsV2<'a> {
             if y == r {
                 return (x < self.stored).then_some(x);
             }
-            if !jumped && get_bit(self.marks, x) {
+            if !jumped && get_bit(marks, x) {
                 jumped = true;
-                let k = rank1(self.marks, self.mark_ranks, x);
+                let k = rank1(marks, mark_ranks, x);
                 x = get_bits(
-                    self.back,
+                    back,
                     (k as u64).wrapping_mul(u64::from(self.idx_bits)),
                     self.idx_bits,
                 ) as usize;

@@ -18,6 +18,8 @@ use crate::kernel::LAST_SYMBOL_MAX_SPAN;
 mod by_name;
 mod open;
 pub use open::blob_len;
+#[cfg(test)]
+mod tests;
 #[cfg(feature = "std")]
 mod verify;
 use crate::blob::symbol::{AddressHit, BlobError, BlobErrorKind, Name, Problem, Symbol};
@@ -25,6 +27,7 @@ use crate::blob::symbol::{AddressHit, BlobError, BlobErrorKind, Name, Problem, S
 /// The address-bucket table (FORMAT.md §10.2): bucket `k` covers
 /// `first + (k << shift)` up to the next bucket; its blocks are
 /// `entries[k]..=entries[k + 1]`.
+#[cfg(feature = "fast-lookup")]
 #[derive(Clone, Copy, Debug, Default)]
 struct AddrBuckets<'a> {
     first: u64,
@@ -69,6 +72,28 @@ pub struct RowHit {
     pub size: Option<u64>,
 }
 
+/// An address block's header (FORMAT.md §10.2).
+#[derive(Clone, Copy)]
+struct BlockHeader {
+    base: u64,
+    pos: u64,
+    width: u32,
+    shift: u32,
+}
+
+impl BlockHeader {
+    /// The header from its two little-endian words, read.
+    #[cfg_attr(feature = "std", inline(always))]
+    fn from_words(base: u64, w1: u64) -> Self {
+        BlockHeader {
+            base,
+            pos: w1 & 0xFFFF_FFFF,
+            width: ((w1 >> 32) as u32 & 0xFF).min(64),
+            shift: (w1 >> 40) as u32 & 63,
+        }
+    }
+}
+
 /// Module names and which stored rows belong to which (FORMAT.md §10.5).
 #[derive(Clone, Copy, Debug, Default)]
 struct Modules<'a> {
@@ -93,11 +118,28 @@ pub struct Meta<'a> {
     pub build_id: &'a [u8],
 }
 
-impl Meta<'_> {
+impl<'a> Meta<'a> {
+    /// The fields of a `meta` section, as its lengths place them (parts
+    /// past its end are empty; `check_shapes` refuses that).
+    fn new(b: &'a [u8]) -> Self {
+        let rel_len = u16_at(b, 36) as usize;
+        Meta {
+            bounds: u32_at(b, 32) & 0xF,
+            bound_addr: [0, 8, 16, 24].map(|at| u64_at(b, at)),
+            release: open::part(b, META_FIXED, rel_len),
+            build_id: b.get(META_FIXED + rel_len..).unwrap_or_default(),
+        }
+    }
+
     /// The address of bound `i` (0 `_stext`, 1 `_etext`, 2 `_sinittext`,
     /// 3 `_einittext`) when the input had it.
     pub fn bound(&self, i: usize) -> Option<u64> {
-        (self.bounds >> i & 1 == 1).then(|| self.bound_addr[i])
+        (self.bounds >> i & 1 == 1).then(|| self.bound_addr.get(i).copied())?
+    }
+
+    /// [`bound`](Self::bound) read from a `meta` section's bytes.
+    fn bound_in(meta: &[u8], i: usize) -> Option<u64> {
+        (u32_at(meta, 32) >> i & 1 == 1).then(|| u64_at(meta, 8 * i))
     }
 }
 
@@ -115,37 +157,35 @@ pub struct SectionInfo {
 /// A checked, zero-copy view of a v2 blob (FORMAT.md part II).
 #[derive(Clone, Copy)]
 pub struct KallsymsV2<'a> {
+    blob: &'a [u8],
+    /// Each section's bytes by `id - 1`, empty when absent.
+    sec: [&'a [u8]; SECTIONS.len()],
+    /// Bit `id - 1` set when the directory places section `id`.
+    present: u16,
     num_syms: usize,
     stored: usize,
-    meta: Meta<'a>,
-    addr_blocks: &'a [u8],
-    /// `addr_blocks` as `[base, bitpos|width|shift]` pairs when the blob is
-    /// 8-byte aligned (a mapped or `AlignedBlob` one is), so the block search
-    /// compares words instead of assembling them from bytes; empty otherwise.
+    /// `addr_blocks`' block headers as `[base, bitpos|width|shift]` pairs
+    /// when the blob is 8-byte aligned (a mapped or `AlignedBlob` one is),
+    /// so the block search compares words instead of assembling them from
+    /// bytes; empty otherwise.
+    #[cfg(feature = "fast-lookup")]
     addr_words: &'a [[u64; 2]],
+    #[cfg(feature = "fast-lookup")]
     buckets: AddrBuckets<'a>,
-    addr_bits: &'a [u8],
-    types: &'a [u8],
-    type_exc: &'a [u8],
-    pfx: &'a [u8],
-    pfx_ranks: &'a [u8],
-    a2n: &'a [u8],
-    marks: &'a [u8],
-    mark_ranks: &'a [u8],
-    back: &'a [u8],
     idx_bits: u32,
-    name_index: &'a [u8],
-    names: &'a [u8],
+    /// The `pfx` bitvector's rank samples, a u32 per word (FORMAT.md
+    /// §10.4), after its words.
+    #[cfg(feature = "fast-lookup")]
+    pfx_ranks: &'a [u8],
     tokens: Tokens<'a>,
+    /// The `modules` section's parts, read per lookup by the resolver.
+    #[cfg(feature = "modules")]
     modules: Modules<'a>,
     stext: Option<u64>,
     etext: Option<u64>,
     einittext: Option<u64>,
-    sections: [Option<SectionInfo>; SECTIONS.len()],
     #[cfg(feature = "lines")]
     lines: Option<LineTable<'a>>,
-    /// The `module_space` section (its CRC checked at open) and its blob offset.
-    module_space: (&'a [u8], usize),
 }
 
 impl core::fmt::Debug for KallsymsV2<'_> {
@@ -173,6 +213,11 @@ fn bad(offset: usize, id: SectionId, what: Problem) -> BlobError {
     )
 }
 
+/// The byte offset of `part` (a slice of `blob`) in `blob`.
+fn offset_in(blob: &[u8], part: &[u8]) -> usize {
+    (part.as_ptr() as usize).wrapping_sub(blob.as_ptr() as usize)
+}
+
 const fn words_for(bits: usize) -> usize {
     bits.div_ceil(64)
 }
@@ -194,8 +239,22 @@ impl<'a> KallsymsV2<'a> {
     /// offset in the blob, when present; its CRC is checked, its contents
     /// are not: `module_space::read::ModuleSpace::of` reads them.
     pub fn module_space_section(&self) -> Option<(&'a [u8], usize)> {
-        let (sec, at) = self.module_space;
-        (!sec.is_empty()).then_some((sec, at))
+        let sec = self.sec(SectionId::ModuleSpace);
+        (!sec.is_empty()).then(|| (sec, self.at(SectionId::ModuleSpace)))
+    }
+
+    /// Section `id`'s bytes; empty when absent.
+    #[cfg_attr(feature = "std", inline(always))]
+    fn sec(&self, id: SectionId) -> &'a [u8] {
+        self.sec[id as usize - 1]
+    }
+
+    /// Section `id`'s byte offset in the blob; 0 when absent.
+    fn at(&self, id: SectionId) -> usize {
+        match self.present & open::bit(id) {
+            0 => 0,
+            _ => offset_in(self.blob, self.sec(id)),
+        }
     }
 
     /// Number of symbols, folded ones included.
@@ -224,13 +283,59 @@ impl<'a> KallsymsV2<'a> {
     }
 
     /// Identity and text bounds as stored.
-    pub fn meta(&self) -> &Meta<'a> {
-        &self.meta
+    pub fn meta(&self) -> Meta<'a> {
+        Meta::new(self.sec(SectionId::Meta))
+    }
+
+    /// The `pfx` bitvector's words (FORMAT.md §10.4), without its rank
+    /// samples.
+    fn pfx_words(&self) -> &'a [u8] {
+        open::part(self.sec(SectionId::Pfx), 0, 8 * words_for(self.stored))
+    }
+
+    /// The `pfx` bitvector's rank samples, a u32 per word, after its words
+    /// (kept in the view for the host's lookups; a kernel's slices them).
+    #[cfg_attr(feature = "std", inline)]
+    fn pfx_ranks(&self) -> &'a [u8] {
+        #[cfg(feature = "fast-lookup")]
+        return self.pfx_ranks;
+        #[cfg(not(feature = "fast-lookup"))]
+        {
+            let n = words_for(self.stored);
+            open::part(self.sec(SectionId::Pfx), 8 * n, 4 * n)
+        }
+    }
+
+    /// `name_to_addr` (FORMAT.md §10.4): the marks' words, their rank
+    /// samples, and the packed rows after them.
+    fn name_to_addr(&self) -> (&'a [u8], &'a [u8], &'a [u8]) {
+        let n2a = self.sec(SectionId::NameToAddr);
+        let n = words_for(self.stored);
+        (
+            open::part(n2a, 0, 8 * n),
+            open::part(n2a, 8 * n, 4 * n),
+            n2a.get(bitvector_len(self.stored)..).unwrap_or_default(),
+        )
+    }
+
+    /// The `modules` section's parts (FORMAT.md §10.5); empty without one.
+    fn modules(&self) -> Modules<'a> {
+        #[cfg(feature = "modules")]
+        return self.modules;
+        #[cfg(not(feature = "modules"))]
+        Modules::new(self.sec(SectionId::Modules))
     }
 
     /// The sections present, in blob order.
     pub fn sections(&self) -> impl Iterator<Item = SectionInfo> + '_ {
-        self.sections.iter().flatten().copied()
+        SECTIONS
+            .into_iter()
+            .filter(|&id| self.present & open::bit(id) != 0)
+            .map(|id| SectionInfo {
+                id,
+                offset: self.at(id),
+                len: self.sec(id).len(),
+            })
     }
 
     /// Number of pair tokens (codes whose expansion is longer than one byte).
@@ -240,13 +345,17 @@ impl<'a> KallsymsV2<'a> {
             .count()
     }
 
-    /// True when the blob names `module` in its module table.
+    /// True when the blob names `module` in its module table (always
+    /// false without feature `modules`).
     pub fn has_module(&self, module: &[u8]) -> bool {
-        (1..=self.modules.nmods).any(|i| self.module_name(i) == Some(module))
+        (1..=self.modules().nmods).any(|i| self.module_name(i) == Some(module))
     }
 
     fn module_name(&self, id: usize) -> Option<&'a [u8]> {
-        let md = &self.modules;
+        if !cfg!(feature = "modules") {
+            return None;
+        }
+        let md = self.modules();
         if id == 0 || id > md.nmods {
             return None;
         }
@@ -255,9 +364,14 @@ impl<'a> KallsymsV2<'a> {
         md.names.get(s..e)
     }
 
-    /// The module of stored row `j`, if any.
+    /// The module of stored row `j`, if any. Without feature `modules`
+    /// none: a kernel's own blob has no module table, and its reader then
+    /// links none of this.
     fn module_of(&self, j: usize) -> Option<&'a [u8]> {
-        let md = &self.modules;
+        if !cfg!(feature = "modules") {
+            return None;
+        }
+        let md = self.modules();
         // Rows before the first run (vmlinux's, in a kallsyms blob) have none.
         if md.nruns == 0 || j < u32_at(md.runs, 0) as usize {
             return None;
@@ -278,47 +392,61 @@ impl<'a> KallsymsV2<'a> {
         self.module_name(u32_at(md.runs, 8 * (lo - 1) + 4) as usize)
     }
 
-    /// Address of stored row `j` (0 past the end).
+    /// Address of stored row `j` (`j < stored()`; past that, a wrong
+    /// address or 0).
     #[cfg_attr(feature = "std", inline)]
     pub fn stored_address(&self, j: usize) -> u64 {
-        let h = (j / ADDR_BLOCK) * ADDR_BLOCK_HEADER;
-        let Some(hdr) = self
-            .addr_blocks
-            .get(h..h + ADDR_BLOCK_HEADER)
-            .and_then(|b| <&[u8; ADDR_BLOCK_HEADER]>::try_from(b).ok())
-        else {
-            return 0;
-        };
-        let base = u64::from_le_bytes([
-            hdr[0], hdr[1], hdr[2], hdr[3], hdr[4], hdr[5], hdr[6], hdr[7],
-        ]);
-        let pos = u64::from(u32::from_le_bytes([hdr[8], hdr[9], hdr[10], hdr[11]]));
-        let (width, shift) = (u32::from(hdr[12]), u32::from(hdr[13]) & 63);
+        let h = self.block_header(j / ADDR_BLOCK);
         let v = get_bits(
-            self.addr_bits,
-            pos + (j % ADDR_BLOCK) as u64 * u64::from(width),
-            width,
+            self.sec(SectionId::AddrBits),
+            h.pos + (j % ADDR_BLOCK) as u64 * u64::from(h.width),
+            h.width,
         );
-        base.wrapping_add(v << shift)
+        h.base.wrapping_add(v << h.shift)
+    }
+
+    /// Address block `b`'s header (FORMAT.md §10.2), its width at most 64
+    /// and its shift below 64 whatever the bytes say; zeros past the end.
+    #[cfg_attr(feature = "std", inline)]
+    fn block_header(&self, b: usize) -> BlockHeader {
+        // The header {base, bitpos u32, width u8, shift u8} as two words.
+        #[cfg(feature = "fast-lookup")]
+        let (base, w1) = match self.addr_words.get(b) {
+            Some(&[base, w1]) => (u64::from_le(base), u64::from_le(w1)),
+            None => self.block_header_bytes(b),
+        };
+        #[cfg(not(feature = "fast-lookup"))]
+        let (base, w1) = self.block_header_bytes(b);
+        BlockHeader::from_words(base, w1)
+    }
+
+    fn block_header_bytes(&self, b: usize) -> (u64, u64) {
+        let blocks = self.sec(SectionId::AddrBlocks);
+        let h = b.saturating_mul(ADDR_BLOCK_HEADER);
+        (u64_at(blocks, h), u64_at(blocks, h.saturating_add(8)))
     }
 
     fn symbol_type_of(&self, j: usize) -> u8 {
-        let n = self.type_exc.len() / 8;
-        let (mut lo, mut hi) = (0usize, n);
+        let exc = self.sec(SectionId::TypeExceptions);
+        let (mut lo, mut hi) = (0usize, exc.len() / 8);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match (u32_at(self.type_exc, 8 * mid) as usize).cmp(&j) {
+            match (u32_at(exc, 8 * mid) as usize).cmp(&j) {
                 Ordering::Less => lo = mid + 1,
                 Ordering::Greater => hi = mid,
-                Ordering::Equal => return u32_at(self.type_exc, 8 * mid + 4) as u8,
+                Ordering::Equal => return u32_at(exc, 8 * mid + 4) as u8,
             }
         }
-        if get_bit(self.types, j) { b'T' } else { b't' }
+        if get_bit(self.sec(SectionId::Types), j) {
+            b'T'
+        } else {
+            b't'
+        }
     }
 
     #[cfg_attr(feature = "std", inline)]
     fn folded(&self, j: usize) -> bool {
-        get_bit(self.pfx, j)
+        get_bit(self.sec(SectionId::Pfx), j)
     }
 
     /// Reads the pfx and type bits that [`locate_row`](Self::locate_row)
@@ -328,13 +456,15 @@ impl<'a> KallsymsV2<'a> {
     #[cfg_attr(feature = "std", inline)]
     pub fn touch(&self, rank: usize) -> u8 {
         let j = rank.saturating_sub(1);
-        (word(self.pfx, j / 64) as u8) ^ (word(self.types, j / 64) as u8)
+        (word(self.sec(SectionId::Pfx), j / 64) as u8)
+            ^ (word(self.sec(SectionId::Types), j / 64) as u8)
     }
 
     /// The blocks `lo..hi` whose bases decide `addr`'s block (FORMAT.md
     /// §10.2): every block before `lo` starts at or below `addr`, none from
     /// `hi` on does. A damaged table gives a wrong window, never a panic.
-    #[cfg_attr(feature = "std", inline)]
+    #[cfg(feature = "fast-lookup")]
+    #[inline]
     fn bucket_blocks(&self, addr: u64, nblocks: usize) -> (usize, usize) {
         let t = &self.buckets;
         let Some(d) = addr.checked_sub(t.first) else {
@@ -367,53 +497,67 @@ impl<'a> KallsymsV2<'a> {
     }
 
     /// Stored rows with address `<= addr`: a binary search over block bases,
-    /// then over the block's packed addresses.
+    /// then over the block's packed addresses (feature `fast-lookup`), or
+    /// over all stored rows.
     #[cfg_attr(feature = "std", inline)]
     pub fn rank(&self, addr: u64) -> usize {
         self.locate(addr).rank
     }
 
-    /// [`rank`](Self::rank), with the addresses of the rows around it read
-    /// from the same block decode (FORMAT.md §10.2, §12.1 step 1).
+    /// [`rank`](Self::rank), with (feature `fast-lookup`) the addresses of
+    /// the rows around it read from the same block decode (FORMAT.md
+    /// §10.2, §12.1 step 1).
     #[cfg_attr(feature = "std", inline)]
-    fn locate(&self, addr: u64) -> Located {
+    pub(crate) fn locate(&self, addr: u64) -> Located {
+        #[cfg(feature = "fast-lookup")]
+        return self.locate_fast(addr);
+        #[cfg(not(feature = "fast-lookup"))]
+        Located {
+            rank: self.rank_by_rows(addr),
+            ..Located::default()
+        }
+    }
+
+    /// [`rank`](Self::rank) by a binary search over every stored row's
+    /// address, each read from its block: what a kernel's reader does
+    /// without feature `fast-lookup` (no address buckets, no block search,
+    /// less code; about twice the block reads).
+    #[cfg(any(test, not(feature = "fast-lookup")))]
+    fn rank_by_rows(&self, addr: u64) -> usize {
+        match addr.checked_add(1) {
+            Some(x) => self.rows_below(self.stored, x),
+            None => self.stored,
+        }
+    }
+
+    /// Stored rows among the first `n` whose address is below `x`.
+    #[cfg(any(test, not(feature = "fast-lookup")))]
+    fn rows_below(&self, n: usize, x: u64) -> usize {
+        partition_point(n, |j| self.stored_address(j) < x)
+    }
+
+    /// [`locate`](Self::locate) through the address buckets and the block
+    /// bases, then the block's packed values.
+    #[cfg(feature = "fast-lookup")]
+    #[inline]
+    fn locate_fast(&self, addr: u64) -> Located {
         let nblocks = self.stored.div_ceil(ADDR_BLOCK);
-        let blocks = self.addr_blocks;
         let (lo, hi) = self.bucket_blocks(addr, nblocks);
-        let q = lo
-            + if self.addr_words.len() == nblocks {
-                let w = &self.addr_words[lo..hi];
-                let le = |h: &[u64; 2]| u64::from_le(h[0]) <= addr;
-                // Most windows hold one or two blocks, where a scan beats
-                // halving; past the text bounds one window holds them all.
-                if w.len() <= 4 {
-                    w.iter().take_while(|h| le(h)).count()
-                } else {
-                    w.partition_point(le)
-                }
-            } else {
-                partition_point(hi - lo, |i| {
-                    u64_at(blocks, (lo + i) * ADDR_BLOCK_HEADER) <= addr
-                })
-            };
+        let q = lo + self.blocks_at_or_below(addr, lo, hi);
         if q == 0 {
             return Located::default();
         }
         let b = q - 1;
         let first = b * ADDR_BLOCK;
-        let h = b * ADDR_BLOCK_HEADER;
+        let BlockHeader {
+            base,
+            pos,
+            width,
+            shift,
+        } = self.block_header(b);
         // In the block, compare packed values with the threshold instead of
         // rebuilding each address: base + (v << shift) <= addr exactly when
         // v <= (addr - base) >> shift.
-        // The header {base, bitpos u32, width u8, shift u8} as two words
-        // when the section is aligned for it (it is, in a mapped blob).
-        let (base, w1) = match self.addr_words.get(b) {
-            Some(&[base, w1]) => (u64::from_le(base), u64::from_le(w1)),
-            None => (u64_at(blocks, h), u64_at(blocks, h + 8)),
-        };
-        let pos = w1 & 0xFFFF_FFFF;
-        let width = (w1 >> 32) as u32 & 0xFF;
-        let shift = (w1 >> 40) as u32 & 63;
         let t = addr.wrapping_sub(base) >> shift;
         let count = ADDR_BLOCK.min(self.stored - first);
         // partition_point's halving steps, keeping the value at `lo` so
@@ -442,10 +586,31 @@ impl<'a> KallsymsV2<'a> {
                 next: (k < count).then(|| at(k)),
             }
         };
-        match PackedBlock::new(self.addr_bits, pos, width, count) {
+        let bits = self.sec(SectionId::AddrBits);
+        match PackedBlock::new(bits, pos, width, count) {
             Some(block) => search(&|i| block.value(i)),
-            None => search(&|i| get_bits(self.addr_bits, pos + i as u64 * u64::from(width), width)),
+            None => search(&|i| get_bits(bits, pos + i as u64 * u64::from(width), width)),
         }
+    }
+
+    /// How many of blocks `lo..hi` start at or below `addr` (all before
+    /// `lo` do, none from `hi` on).
+    #[cfg(feature = "fast-lookup")]
+    #[inline]
+    fn blocks_at_or_below(&self, addr: u64, lo: usize, hi: usize) -> usize {
+        // addr_words is every block header or empty (a misaligned blob):
+        // a window it lacks reads the bytes.
+        if let Some(w) = self.addr_words.get(lo..hi) {
+            let le = |h: &[u64; 2]| u64::from_le(h[0]) <= addr;
+            // Most windows hold one or two blocks, where a scan beats
+            // halving; past the text bounds one window holds them all.
+            return if w.len() <= 4 {
+                w.iter().take_while(|h| le(h)).count()
+            } else {
+                w.partition_point(le)
+            };
+        }
+        partition_point(hi - lo, |i| self.block_header_bytes(lo + i).0 <= addr)
     }
 
     fn name_of_stored(&self, j: usize, pfx: bool) -> Name<'a> {
@@ -458,8 +623,8 @@ impl<'a> KallsymsV2<'a> {
 
     fn coded_at_rank(&self, r: usize, pfx: bool) -> CodedName<'a> {
         CodedName {
-            names: self.names,
-            name_index: self.name_index,
+            names: self.sec(SectionId::Names),
+            name_index: self.sec(SectionId::NameIndex),
             rank: r as u32,
             pfx,
             tokens: self.tokens,
@@ -467,7 +632,11 @@ impl<'a> KallsymsV2<'a> {
     }
 
     fn bucket(&self, b: usize) -> &'a [u8] {
-        bucket_of(self.names, self.name_index, b)
+        bucket_of(
+            self.sec(SectionId::Names),
+            self.sec(SectionId::NameIndex),
+            b,
+        )
     }
 
     /// The name-order rank (FORMAT.md §10.4 `addr_to_name`) of stored row
@@ -509,10 +678,12 @@ impl<'a> KallsymsV2<'a> {
         // pfx_rank(j) and folded(j) from one read of the word: a rank block
         // is one word.
         const { assert!(RANK_BLOCK_BITS == 64) };
-        let w = word(self.pfx, j / 64);
+        let w = word(self.sec(SectionId::Pfx), j / 64);
         let below = (w & ((1u64 << (j % 64)) - 1)).count_ones() as usize;
-        let pfx_rank = u32_at(self.pfx_ranks, 4 * (j / 64)) as usize + below;
-        let index = j + pfx_rank + usize::from(!folded && (w >> (j % 64)) & 1 == 1);
+        let pfx_rank = (u32_at(self.pfx_ranks(), 4 * (j / 64)) as usize).wrapping_add(below);
+        let index = j
+            .wrapping_add(pfx_rank)
+            .wrapping_add(usize::from(!folded && (w >> (j % 64)) & 1 == 1));
         Symbol {
             index,
             address: if folded {
@@ -618,7 +789,14 @@ impl<'a> KallsymsV2<'a> {
     /// Runs of aliases are short (2 or 3 rows in a kernel), so this gallops
     /// back from `hi` (1, 2, 4... rows) before its binary search, instead
     /// of searching all rows below `hi` (16 steps, each a block read).
-    #[cfg_attr(feature = "std", inline)]
+    /// Without feature `fast-lookup`, a binary search of rows `0..hi`.
+    #[cfg(not(feature = "fast-lookup"))]
+    fn first_alias(&self, hi: usize, sym_addr: u64) -> usize {
+        self.rows_below(hi, sym_addr)
+    }
+
+    #[cfg(feature = "fast-lookup")]
+    #[inline]
     fn first_alias(&self, mut hi: usize, sym_addr: u64) -> usize {
         let mut step = 1;
         let lo = loop {
@@ -676,7 +854,8 @@ impl<'a> KallsymsV2<'a> {
     }
 
     /// The module of stored row `j` (FORMAT.md §10.5), `None` for
-    /// vmlinux's rows: what [`Symbol::module`] holds.
+    /// vmlinux's rows (and for every row without feature `modules`): what
+    /// [`Symbol::module`] holds.
     #[cfg_attr(feature = "std", inline)]
     pub fn row_module(&self, j: usize) -> Option<&'a [u8]> {
         self.module_of(j)
@@ -693,7 +872,7 @@ impl<'a> KallsymsV2<'a> {
     #[cfg_attr(feature = "std", inline)]
     fn a2n(&self, j: usize) -> usize {
         get_bits(
-            self.a2n,
+            self.sec(SectionId::AddrToName),
             (j as u64).wrapping_mul(u64::from(self.idx_bits)),
             self.idx_bits,
         ) as usize

@@ -1,7 +1,10 @@
-//! Opening a v2 blob: [`KallsymsV2::from_blob`] as its named steps, in the
-//! order docs/FORMAT.md §13 lists the checks (header, directory and CRCs,
-//! section shapes, then the few fields that lookups index by). The order is
-//! part of the behaviour: a blob with several faults reports the first.
+//! Opening a v2 blob, in two steps (docs/FORMAT.md §13):
+//! [`KallsymsV2::from_blob_intact`] checks that the blob is whole (header,
+//! directory, every section's CRC32C) and builds the view;
+//! [`KallsymsV2::check_shapes`] checks that the sections' lengths agree
+//! with the counts. [`KallsymsV2::from_blob`] runs both, the second with
+//! feature `shape-checks` (std turns it on). The order is part of the
+//! behaviour: a blob with several faults reports the first.
 
 use super::*;
 use crate::blob::problem::Problem;
@@ -12,43 +15,6 @@ struct Header {
     stored: usize,
     nsect: usize,
     len: usize,
-}
-
-/// The sections the directory places, checked against their CRC32C
-/// (FORMAT.md §9.2), indexed by `id - 1`.
-struct Directory<'a> {
-    info: [Option<SectionInfo>; SECTIONS.len()],
-    bytes: [&'a [u8]; SECTIONS.len()],
-}
-
-impl<'a> Directory<'a> {
-    fn sec(&self, id: SectionId) -> &'a [u8] {
-        self.bytes[id as usize - 1]
-    }
-    fn at(&self, id: SectionId) -> usize {
-        self.info[id as usize - 1].map_or(0, |s| s.offset)
-    }
-    /// Fails unless section `id` is `want` bytes long.
-    fn shape(&self, id: SectionId, want: Option<usize>) -> Result<(), BlobError> {
-        if want != Some(self.sec(id).len()) {
-            return Err(bad(self.at(id), id, Problem::LengthNotSymbolCount));
-        }
-        Ok(())
-    }
-}
-
-/// The bit vectors and index arrays whose lengths follow from the stored
-/// symbol count (FORMAT.md §10.2 to §10.4, §11.2).
-struct Shapes<'a> {
-    nblocks: usize,
-    block_headers: &'a [u8],
-    buckets: AddrBuckets<'a>,
-    idx_bits: u32,
-    pfx: &'a [u8],
-    pfx_ranks: &'a [u8],
-    marks: &'a [u8],
-    mark_ranks: &'a [u8],
-    back: &'a [u8],
 }
 
 fn parse_header(blob: &[u8]) -> Result<Header, BlobError> {
@@ -85,8 +51,8 @@ fn parse_header(blob: &[u8]) -> Result<Header, BlobError> {
         ));
     };
     let mut d = CRC32C.digest();
-    d.update(&header[..28]);
-    d.update(&header[32..]);
+    d.update(header.get(..28).unwrap_or_default());
+    d.update(header.get(32..).unwrap_or_default());
     if d.finalize() != u32_at(blob, 28) {
         return Err(err(
             28,
@@ -98,20 +64,35 @@ fn parse_header(blob: &[u8]) -> Result<Header, BlobError> {
     Ok(h)
 }
 
-/// Walks the directory: known ids in ascending order, each section where
-/// the previous one ends (padded with zeros to 8), whole, with its CRC32C;
-/// nothing after the last; every required section present.
-fn parse_directory<'a>(blob: &'a [u8], h: &Header) -> Result<Directory<'a>, BlobError> {
-    let mut dir = Directory {
-        info: [None; SECTIONS.len()],
-        bytes: [&[]; SECTIONS.len()],
-    };
+/// The sections every blob has, ids 1 (`meta`) to 11 (`tokens`), as bits
+/// `1 << (id - 1)`: all but `modules`, `lines` and `module_space`.
+const REQUIRED: u16 = (1 << SectionId::Tokens as u32) - 1;
+
+/// The sections the directory places: each one's bytes by `id - 1` (empty
+/// when absent), the bits of those present, and where the last one ends.
+struct Directory<'a> {
+    sec: [&'a [u8]; SECTIONS.len()],
+    present: u16,
+    end: usize,
+}
+
+/// Walks the directory (FORMAT.md §9.2): known ids in ascending order, each
+/// section where the previous one ends (padded with zeros to 8), whole,
+/// with its CRC32C; every required section present; after the last,
+/// nothing (`whole`) or zeros only (a reserved region, §2.3).
+fn parse_directory<'a>(
+    blob: &'a [u8],
+    h: &Header,
+    whole: bool,
+) -> Result<Directory<'a>, BlobError> {
+    let mut sec = [&[][..]; SECTIONS.len()];
+    let mut present = 0u16;
     let mut end = h.len;
     let mut prev_id = 0u32;
     for s in 0..h.nsect {
         let at = HEADER_LEN + DIR_ENTRY_LEN * s;
         let raw_id = u32_at(blob, at);
-        let Some(&id) = SECTIONS.iter().find(|i| **i as u32 == raw_id) else {
+        let Some(&id) = SECTIONS.get((raw_id as usize).wrapping_sub(1)) else {
             return Err(err(at, BlobErrorKind::BadHeader(Problem::UnknownSectionId)));
         };
         if raw_id <= prev_id {
@@ -121,18 +102,16 @@ fn parse_directory<'a>(blob: &'a [u8], h: &Header) -> Result<Directory<'a>, Blob
             ));
         }
         prev_id = raw_id;
-        let crc = u32_at(blob, at + 4);
         let off = u32_at(blob, at + 8) as usize;
         let len = u32_at(blob, at + 12) as usize;
-        let start = end.div_ceil(8) * 8;
-        if off != start {
+        if off != end.next_multiple_of(8) {
             return Err(err(
                 at + 8,
                 BlobErrorKind::BadHeader(Problem::SectionMisplaced),
             ));
         }
         let pad = blob
-            .get(end..start)
+            .get(end..off)
             .ok_or(err(end, BlobErrorKind::Truncated(id.name())))?;
         if let Some(p) = pad.iter().position(|&b| b != 0) {
             return Err(err(end + p, BlobErrorKind::NonZeroPadding));
@@ -140,200 +119,38 @@ fn parse_directory<'a>(blob: &'a [u8], h: &Header) -> Result<Directory<'a>, Blob
         let bytes = blob
             .get(off..off.saturating_add(len))
             .ok_or(err(off, BlobErrorKind::Truncated(id.name())))?;
-        if CRC32C.checksum(bytes) != crc {
+        if CRC32C.checksum(bytes) != u32_at(blob, at + 4) {
             return Err(err(
                 off,
                 BlobErrorKind::SectionChecksum { section: id.name() },
             ));
         }
         let k = raw_id as usize - 1;
-        dir.info[k] = Some(SectionInfo {
-            id,
-            offset: off,
-            len,
-        });
-        dir.bytes[k] = bytes;
+        if let Some(slot) = sec.get_mut(k) {
+            *slot = bytes;
+        }
+        present |= 1 << k;
         end = off + len;
     }
-    if end != blob.len() {
+    let after = blob.get(end..).unwrap_or_default();
+    if whole && !after.is_empty() {
         return Err(err(end, BlobErrorKind::TrailingBytes));
     }
-    for id in SECTIONS {
-        if !matches!(
-            id,
-            SectionId::Modules | SectionId::Lines | SectionId::ModuleSpace
-        ) && dir.info[id as usize - 1].is_none()
-        {
-            return Err(err(0, BlobErrorKind::MissingSection { section: id.name() }));
-        }
+    if let Some(p) = after.iter().position(|&b| b != 0) {
+        return Err(err(end + p, BlobErrorKind::NonZeroAfterBlob));
     }
-    Ok(dir)
+    if let Some(id) = SECTIONS
+        .iter()
+        .find(|&&id| REQUIRED & !present & bit(id) != 0)
+    {
+        return Err(err(0, BlobErrorKind::MissingSection { section: id.name() }));
+    }
+    Ok(Directory { sec, present, end })
 }
 
-/// Checks that every count the lookups rely on agrees with the section
-/// lengths, for `m` stored symbols, and splits the bit vectors from their
-/// rank directories.
-fn check_shapes<'a>(dir: &Directory<'a>, m: usize) -> Result<Shapes<'a>, BlobError> {
-    let nblocks = m.div_ceil(ADDR_BLOCK);
-    let (block_headers, buckets) = split_addr_blocks(dir, nblocks)?;
-    let nwords = words_for(m);
-    dir.shape(SectionId::Types, Some(8 * nwords))?;
-    let nranks = nwords.div_ceil(RANK_BLOCK_BITS / 64);
-    dir.shape(SectionId::Pfx, Some(bitvector_len(m)))?;
-    let idx_bits = index_bits(m);
-    let perm = m.checked_mul(idx_bits as usize).map(|b| 8 * words_for(b));
-    dir.shape(SectionId::AddrToName, perm)?;
-    let n2a = dir.sec(SectionId::NameToAddr);
-    let marks_len = bitvector_len(m);
-    let n2a_bad = |what| bad(dir.at(SectionId::NameToAddr), SectionId::NameToAddr, what);
-    let Some(marks_all) = n2a.get(..marks_len) else {
-        return Err(n2a_bad(Problem::ShorterThanMarks));
-    };
-    // Lengths were checked above; `get` keeps a kernel's reader panic-free.
-    let (marks, mark_ranks) = marks_all.split_at_checked(8 * nwords).unwrap_or_default();
-    let mark_ranks = mark_ranks.get(..4 * nranks).unwrap_or_default();
-    let nmarks = count_ones(marks);
-    if n2a.len() != marks_len + 8 * words_for(nmarks * idx_bits as usize) {
-        return Err(n2a_bad(Problem::LengthNotMarks));
-    }
-    let back = n2a.get(marks_len..).unwrap_or_default();
-    dir.shape(SectionId::NameIndex, Some(4 * m.div_ceil(BUCKET)))?;
-    if !dir.sec(SectionId::TypeExceptions).len().is_multiple_of(8) {
-        return Err(bad(
-            dir.at(SectionId::TypeExceptions),
-            SectionId::TypeExceptions,
-            Problem::LengthNotMultipleOf8,
-        ));
-    }
-    let (pfx, pfx_ranks) = dir
-        .sec(SectionId::Pfx)
-        .split_at_checked(8 * nwords)
-        .unwrap_or_default();
-    Ok(Shapes {
-        nblocks,
-        block_headers,
-        buckets,
-        idx_bits,
-        pfx,
-        pfx_ranks: pfx_ranks.get(..4 * nranks).unwrap_or_default(),
-        marks,
-        mark_ranks,
-        back,
-    })
-}
-
-/// Splits `addr_blocks` into the block headers and the address-bucket
-/// table after them (FORMAT.md §10.2): the table's length must match its
-/// count, which is at most one bucket per block (2 for one block spanning
-/// 2^63 bytes or more), and its shift below 64.
-fn split_addr_blocks<'a>(
-    dir: &Directory<'a>,
-    nblocks: usize,
-) -> Result<(&'a [u8], AddrBuckets<'a>), BlobError> {
-    let sec = dir.sec(SectionId::AddrBlocks);
-    let fail = |what| bad(dir.at(SectionId::AddrBlocks), SectionId::AddrBlocks, what);
-    let Some(headers_len) = nblocks.checked_mul(ADDR_BLOCK_HEADER) else {
-        return Err(fail(Problem::LengthNotSymbolCount));
-    };
-    let Some(table) = sec.get(headers_len..) else {
-        return Err(fail(Problem::LengthNotSymbolCount));
-    };
-    if table.len() < ADDR_BUCKETS_HEADER {
-        return Err(fail(Problem::BucketTableMissing));
-    }
-    let shift = u32_at(table, 0);
-    let nbuckets = u32_at(table, 4) as usize;
-    if shift > 63 || nbuckets > nblocks.max(2) {
-        return Err(fail(Problem::BucketShiftOrCountRange));
-    }
-    if table.len() != ADDR_BUCKETS_HEADER + 4 * (nbuckets + 1) {
-        return Err(fail(Problem::BucketTableLength));
-    }
-    let headers = sec.get(..headers_len).unwrap_or_default();
-    Ok((
-        headers,
-        AddrBuckets {
-            first: u64_at(headers, 0),
-            shift,
-            nbuckets,
-            entries: table.get(ADDR_BUCKETS_HEADER..).unwrap_or_default(),
-        },
-    ))
-}
-
-/// Every address block's width, shift and bit position stay inside
-/// `addr_bits` (FORMAT.md §10.2).
-fn check_addr_blocks(dir: &Directory<'_>, m: usize, nblocks: usize) -> Result<(), BlobError> {
-    let blocks = dir.sec(SectionId::AddrBlocks);
-    let bits_len = dir.sec(SectionId::AddrBits).len() as u64 * 8;
-    for b in 0..nblocks {
-        let h = b * ADDR_BLOCK_HEADER;
-        let pos = u64::from(u32_at(blocks, h + 8));
-        let (width, shift) = match blocks.get(h + 12..h + 14) {
-            Some(&[w, s]) => (w, s),
-            _ => (u8::MAX, u8::MAX),
-        };
-        let count = (m - b * ADDR_BLOCK).min(ADDR_BLOCK) as u64;
-        if width > 64 || shift > 63 || pos + count * u64::from(width) > bits_len {
-            return Err(bad(
-                dir.at(SectionId::AddrBlocks) + h,
-                SectionId::AddrBlocks,
-                Problem::BlockFieldRange,
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// `meta` (FORMAT.md §10.6): the four bounds, the release, the build-id.
-fn parse_meta<'a>(dir: &Directory<'a>) -> Result<Meta<'a>, BlobError> {
-    let meta_b = dir.sec(SectionId::Meta);
-    let rel_len = u16_at(meta_b, 36) as usize;
-    let id_len = u16_at(meta_b, 38) as usize;
-    if meta_b.len() != META_FIXED + rel_len + id_len || u32_at(meta_b, 32) > 0xF {
-        return Err(bad(
-            dir.at(SectionId::Meta),
-            SectionId::Meta,
-            Problem::MetaFieldRange,
-        ));
-    }
-    Ok(Meta {
-        bounds: u32_at(meta_b, 32),
-        bound_addr: [
-            u64_at(meta_b, 0),
-            u64_at(meta_b, 8),
-            u64_at(meta_b, 16),
-            u64_at(meta_b, 24),
-        ],
-        release: &meta_b[META_FIXED..META_FIXED + rel_len],
-        build_id: &meta_b[META_FIXED + rel_len..],
-    })
-}
-
-/// The optional `modules` section (FORMAT.md §10.5): counts that fit its
-/// length, split into runs, name offsets and names.
-fn parse_modules<'a>(dir: &Directory<'a>) -> Result<Modules<'a>, BlobError> {
-    let Some(s) = dir.info[SectionId::Modules as usize - 1] else {
-        return Ok(Modules::default());
-    };
-    let mb = dir.sec(SectionId::Modules);
-    let nmods = u32_at(mb, 0) as usize;
-    let nruns = u32_at(mb, 4) as usize;
-    let runs_end = nruns.checked_mul(8).and_then(|x| x.checked_add(8));
-    let offs_end = runs_end.and_then(|r| nmods.checked_add(1)?.checked_mul(4)?.checked_add(r));
-    let (Some(runs_end), Some(offs_end)) = (runs_end, offs_end) else {
-        return Err(bad(s.offset, SectionId::Modules, Problem::CountsTooLarge));
-    };
-    if offs_end > mb.len() || u32_at(mb, offs_end - 4) as usize != mb.len() - offs_end {
-        return Err(bad(s.offset, SectionId::Modules, Problem::CountsNotLength));
-    }
-    Ok(Modules {
-        runs: &mb[8..runs_end],
-        nruns,
-        offsets: &mb[runs_end..offs_end],
-        nmods,
-        names: &mb[offs_end..],
-    })
+/// The directory bit of section `id`.
+pub(super) const fn bit(id: SectionId) -> u16 {
+    1 << (id as u32 - 1)
 }
 
 /// The length in bytes of the v2 blob at the start of `region` (FORMAT.md
@@ -375,10 +192,18 @@ pub fn blob_len(region: &[u8]) -> Result<usize, BlobError> {
     Ok(end)
 }
 
+/// `bytes[from..from + len]`, empty where that is not inside `bytes`.
+pub(super) fn part(bytes: &[u8], from: usize, len: usize) -> &[u8] {
+    bytes
+        .get(from..from.saturating_add(len))
+        .unwrap_or_default()
+}
+
 impl<'a> KallsymsV2<'a> {
-    /// Checks `blob`'s header, directory, CRCs and section shapes and returns
-    /// a view of it. `stext`/`etext` override the bounds stored in `meta`.
-    /// `blob` may start at any address; it is never copied.
+    /// Checks `blob`'s header, directory, CRCs and (feature `shape-checks`,
+    /// which std turns on) section shapes, and returns a view of it.
+    /// `stext`/`etext` override the bounds stored in `meta`. `blob` may
+    /// start at any address; it is never copied.
     ///
     /// Errors: [`BlobError`] with the byte offset and, for a damaged section,
     /// its name (a CRC32C mismatch names the section). Time: one CRC32C pass
@@ -388,61 +213,265 @@ impl<'a> KallsymsV2<'a> {
         stext: Option<u64>,
         etext: Option<u64>,
     ) -> Result<Self, BlobError> {
-        let header = parse_header(blob)?;
-        let dir = parse_directory(blob, &header)?;
+        let v = Self::from_blob_intact(blob, stext, etext)?;
+        #[cfg(feature = "shape-checks")]
+        v.check_shapes()?;
+        Ok(v)
+    }
+
+    /// The first step of [`from_blob`](Self::from_blob): the header, the
+    /// directory rules and every section's CRC32C (FORMAT.md §9, §13), the
+    /// token offsets' length and, with feature `lines`, the `lines` header
+    /// (§15.5). Does not check the sections' lengths against the counts
+    /// ([`check_shapes`](Self::check_shapes) does): lookups in a blob that
+    /// would fail there stay in bounds and end, with wrong answers. What a
+    /// kernel opens when the blob it embeds passed `ksym-pack --check` at
+    /// build time, so that its CRCs alone prove it unchanged.
+    ///
+    /// Errors: as [`from_blob`](Self::from_blob), less the shape checks.
+    pub fn from_blob_intact(
+        blob: &'a [u8],
+        stext: Option<u64>,
+        etext: Option<u64>,
+    ) -> Result<Self, BlobError> {
+        Self::open(blob, true, stext, etext).map(|(v, _)| v)
+    }
+
+    /// Opens the v2 blob at the start of a reserved region, which holds the
+    /// blob, then zeros (FORMAT.md §2.3): the blob's length is where the
+    /// last section of its directory ends. Checks as
+    /// [`from_blob`](Self::from_blob) does, and returns the view and the
+    /// number of zero bytes after the blob. No allocation, no copy.
+    ///
+    /// Errors: as [`from_blob`](Self::from_blob), except that bytes after
+    /// the last section are [`BlobErrorKind::NonZeroAfterBlob`] where one
+    /// is not zero.
+    pub fn from_region(
+        region: &'a [u8],
+        stext: Option<u64>,
+        etext: Option<u64>,
+    ) -> Result<(Self, usize), BlobError> {
+        let (v, padding) = Self::open(region, false, stext, etext)?;
+        #[cfg(feature = "shape-checks")]
+        v.check_shapes()?;
+        Ok((v, padding))
+    }
+
+    /// [`from_blob_intact`](Self::from_blob_intact) of a whole blob or
+    /// (`!whole`) of a reserved region; also returns the bytes after the
+    /// blob.
+    fn open(
+        region: &'a [u8],
+        whole: bool,
+        stext: Option<u64>,
+        etext: Option<u64>,
+    ) -> Result<(Self, usize), BlobError> {
+        let header = parse_header(region)?;
+        let Directory { sec, present, end } = parse_directory(region, &header, whole)?;
+        let (blob, after) = region.split_at_checked(end).unwrap_or_default();
+        let s = |id: SectionId| sec[id as usize - 1];
         let m = header.stored;
-        let shapes = check_shapes(&dir, m)?;
-        check_addr_blocks(&dir, m, shapes.nblocks)?;
-        if count_ones(shapes.pfx).checked_add(m) != Some(header.num_syms) {
+        #[cfg(feature = "fast-lookup")]
+        let (blocks, headers_len) = (
+            s(SectionId::AddrBlocks),
+            m.div_ceil(ADDR_BLOCK) * ADDR_BLOCK_HEADER,
+        );
+        #[cfg(feature = "fast-lookup")]
+        let (table, entries) = {
+            let table = blocks.get(headers_len..).unwrap_or_default();
+            (table, table.get(ADDR_BUCKETS_HEADER..).unwrap_or_default())
+        };
+        let meta = s(SectionId::Meta);
+        let Some(tokens) = Tokens::new(s(SectionId::Tokens)) else {
             return Err(bad(
-                dir.at(SectionId::Pfx),
-                SectionId::Pfx,
-                Problem::FoldedCount,
+                offset_in(blob, s(SectionId::Tokens)),
+                SectionId::Tokens,
+                Problem::OffsetsBounds,
             ));
-        }
-        let tokens = Tokens::parse(dir.sec(SectionId::Tokens))
-            .map_err(|(o, what)| bad(dir.at(SectionId::Tokens) + o, SectionId::Tokens, what))?;
-        let meta = parse_meta(&dir)?;
-        let modules = parse_modules(&dir)?;
+        };
         // Without the feature the section is still CRC-checked, then unread.
         #[cfg(feature = "lines")]
-        let lines = match dir.info[SectionId::Lines as usize - 1] {
-            Some(s) => Some(LineTable::parse(dir.sec(SectionId::Lines), s.offset)?),
-            None => None,
+        let lines = match present & bit(SectionId::Lines) {
+            0 => None,
+            _ => {
+                let l = s(SectionId::Lines);
+                Some(LineTable::parse(l, offset_in(blob, l))?)
+            }
         };
-        let module_space = match dir.info[SectionId::ModuleSpace as usize - 1] {
-            Some(s) => (dir.sec(SectionId::ModuleSpace), s.offset),
-            None => (&[][..], 0),
-        };
-        let blocks = shapes.block_headers;
-        Ok(KallsymsV2 {
+        let view = KallsymsV2 {
+            blob,
+            sec,
+            present,
             num_syms: header.num_syms,
             stored: m,
-            meta,
-            addr_blocks: blocks,
-            addr_words: bytemuck::try_cast_slice(blocks).unwrap_or(&[]),
-            buckets: shapes.buckets,
-            addr_bits: dir.sec(SectionId::AddrBits),
-            types: dir.sec(SectionId::Types),
-            type_exc: dir.sec(SectionId::TypeExceptions),
-            pfx: shapes.pfx,
-            pfx_ranks: shapes.pfx_ranks,
-            a2n: dir.sec(SectionId::AddrToName),
-            marks: shapes.marks,
-            mark_ranks: shapes.mark_ranks,
-            back: shapes.back,
-            idx_bits: shapes.idx_bits,
-            name_index: dir.sec(SectionId::NameIndex),
-            names: dir.sec(SectionId::Names),
+            #[cfg(feature = "fast-lookup")]
+            addr_words: bytemuck::try_cast_slice(part(blocks, 0, headers_len)).unwrap_or(&[]),
+            #[cfg(feature = "fast-lookup")]
+            buckets: AddrBuckets {
+                first: u64_at(blocks, 0),
+                shift: u32_at(table, 0) & 63,
+                // At most what the table holds, so a lookup's reads of
+                // entries k and k + 1 stay in it.
+                nbuckets: (u32_at(table, 4) as usize).min((entries.len() / 4).saturating_sub(1)),
+                entries,
+            },
+            idx_bits: index_bits(m),
+            #[cfg(feature = "fast-lookup")]
+            pfx_ranks: part(s(SectionId::Pfx), 8 * words_for(m), 4 * words_for(m)),
             tokens,
-            modules,
+            #[cfg(feature = "modules")]
+            modules: Modules::new(s(SectionId::Modules)),
             #[cfg(feature = "lines")]
             lines,
-            stext: stext.or(meta.bound(0)),
-            etext: etext.or(meta.bound(1)),
-            einittext: meta.bound(3),
-            sections: dir.info,
-            module_space,
-        })
+            stext: stext.or(Meta::bound_in(meta, 0)),
+            etext: etext.or(Meta::bound_in(meta, 1)),
+            einittext: Meta::bound_in(meta, 3),
+        };
+        Ok((view, after.len()))
+    }
+
+    /// The second step of [`from_blob`](Self::from_blob) (FORMAT.md §13):
+    /// every count the lookups rely on agrees with the section lengths,
+    /// the address blocks' fields stay inside `addr_bits`, `num_syms` is
+    /// the stored rows plus the folded ones, the token offsets ascend,
+    /// `meta`'s lengths and bounds bits and the `modules` counts fit.
+    /// Proportional to the number of blocks and bitvector words.
+    ///
+    /// Errors: [`BlobErrorKind::BadSection`] with the section's offset (a
+    /// block's, for a block field) and what is wrong.
+    pub fn check_shapes(&self) -> Result<(), BlobError> {
+        let m = self.stored;
+        let nwords = words_for(m);
+        let nblocks = m.div_ceil(ADDR_BLOCK);
+        let fail = |id: SectionId, what| bad(self.at(id), id, what);
+        let blocks = self.sec(SectionId::AddrBlocks);
+        let table = match nblocks.checked_mul(ADDR_BLOCK_HEADER) {
+            Some(h) => blocks.get(h..),
+            None => None,
+        };
+        let Some(table) = table else {
+            return Err(fail(SectionId::AddrBlocks, Problem::LengthNotSymbolCount));
+        };
+        if table.len() < ADDR_BUCKETS_HEADER {
+            return Err(fail(SectionId::AddrBlocks, Problem::BucketTableMissing));
+        }
+        let nbuckets = u32_at(table, 4) as usize;
+        if u32_at(table, 0) > 63 || nbuckets > nblocks.max(2) {
+            return Err(fail(
+                SectionId::AddrBlocks,
+                Problem::BucketShiftOrCountRange,
+            ));
+        }
+        if table.len() != ADDR_BUCKETS_HEADER + 4 * (nbuckets + 1) {
+            return Err(fail(SectionId::AddrBlocks, Problem::BucketTableLength));
+        }
+        let perm = m
+            .checked_mul(self.idx_bits as usize)
+            .map(|b| 8 * words_for(b));
+        for (id, want) in [
+            (SectionId::Types, Some(8 * nwords)),
+            (SectionId::Pfx, Some(bitvector_len(m))),
+            (SectionId::AddrToName, perm),
+        ] {
+            if want != Some(self.sec(id).len()) {
+                return Err(fail(id, Problem::LengthNotSymbolCount));
+            }
+        }
+        let n2a = self.sec(SectionId::NameToAddr);
+        if n2a.len() < bitvector_len(m) {
+            return Err(fail(SectionId::NameToAddr, Problem::ShorterThanMarks));
+        }
+        let (marks, _, back) = self.name_to_addr();
+        let back_bits = count_ones(marks).saturating_mul(self.idx_bits as usize);
+        if back.len() != 8 * words_for(back_bits) {
+            return Err(fail(SectionId::NameToAddr, Problem::LengthNotMarks));
+        }
+        if self.sec(SectionId::NameIndex).len() != 4 * m.div_ceil(BUCKET) {
+            return Err(fail(SectionId::NameIndex, Problem::LengthNotSymbolCount));
+        }
+        if !self.sec(SectionId::TypeExceptions).len().is_multiple_of(8) {
+            return Err(fail(
+                SectionId::TypeExceptions,
+                Problem::LengthNotMultipleOf8,
+            ));
+        }
+        self.check_addr_blocks(nblocks)?;
+        if count_ones(self.pfx_words()).checked_add(m) != Some(self.num_syms) {
+            return Err(fail(SectionId::Pfx, Problem::FoldedCount));
+        }
+        Tokens::check(self.sec(SectionId::Tokens))
+            .map_err(|(o, what)| bad(self.at(SectionId::Tokens) + o, SectionId::Tokens, what))?;
+        let meta = self.sec(SectionId::Meta);
+        let ids_len = u16_at(meta, 36) as usize + u16_at(meta, 38) as usize;
+        if meta.len() != META_FIXED + ids_len || u32_at(meta, 32) > 0xF {
+            return Err(fail(SectionId::Meta, Problem::MetaFieldRange));
+        }
+        if self.present & bit(SectionId::Modules) != 0 {
+            Modules::new(self.sec(SectionId::Modules))
+                .check(self.sec(SectionId::Modules))
+                .map_err(|what| fail(SectionId::Modules, what))?;
+        }
+        Ok(())
+    }
+
+    /// Every address block's width, shift and bit position stay inside
+    /// `addr_bits` (FORMAT.md §10.2).
+    fn check_addr_blocks(&self, nblocks: usize) -> Result<(), BlobError> {
+        let bits_len = self.sec(SectionId::AddrBits).len() as u64 * 8;
+        let blocks = self.sec(SectionId::AddrBlocks);
+        for b in 0..nblocks {
+            let h = b * ADDR_BLOCK_HEADER;
+            let pos = u64::from(u32_at(blocks, h + 8));
+            let (width, shift) = match blocks.get(h + 12..h + 14) {
+                Some(&[w, s]) => (w, s),
+                _ => (u8::MAX, u8::MAX),
+            };
+            let count = (self.stored - b * ADDR_BLOCK).min(ADDR_BLOCK) as u64;
+            if width > 64 || shift > 63 || pos + count * u64::from(width) > bits_len {
+                return Err(bad(
+                    self.at(SectionId::AddrBlocks) + h,
+                    SectionId::AddrBlocks,
+                    Problem::BlockFieldRange,
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Modules<'a> {
+    /// The `modules` section's parts (FORMAT.md §10.5) as its counts place
+    /// them; parts past the end are empty ([`check`](Self::check) refuses
+    /// that).
+    pub(super) fn new(mb: &'a [u8]) -> Self {
+        let nmods = u32_at(mb, 0) as usize;
+        let nruns = u32_at(mb, 4) as usize;
+        let runs_end = nruns.saturating_mul(8).saturating_add(8);
+        let offs_end = nmods
+            .saturating_add(1)
+            .saturating_mul(4)
+            .saturating_add(runs_end);
+        Modules {
+            runs: mb.get(8..runs_end).unwrap_or_default(),
+            nruns,
+            offsets: mb.get(runs_end..offs_end).unwrap_or_default(),
+            nmods,
+            names: mb.get(offs_end..).unwrap_or_default(),
+        }
+    }
+
+    /// The counts fit the section's length and the last name offset is
+    /// where the names end.
+    fn check(&self, mb: &[u8]) -> Result<(), Problem> {
+        let runs_end = self.nruns.checked_mul(8).and_then(|x| x.checked_add(8));
+        let offs_end =
+            runs_end.and_then(|r| self.nmods.checked_add(1)?.checked_mul(4)?.checked_add(r));
+        let Some(offs_end) = offs_end else {
+            return Err(Problem::CountsTooLarge);
+        };
+        if offs_end > mb.len() || u32_at(mb, offs_end - 4) as usize != mb.len() - offs_end {
+            return Err(Problem::CountsNotLength);
+        }
+        Ok(())
     }
 }

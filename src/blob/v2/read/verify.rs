@@ -11,14 +11,14 @@ impl KallsymsV2<'_> {
     /// these blocks and text bounds (the blocks' bases are checked apart).
     fn verify_buckets(&self) -> Result<(), Problem> {
         let nblocks = self.stored.div_ceil(ADDR_BLOCK);
-        let base = |b: usize| u64_at(self.addr_blocks, b * ADDR_BLOCK_HEADER);
+        let base = |b: usize| u64_at(self.sec(SectionId::AddrBlocks), b * ADDR_BLOCK_HEADER);
         let t = &self.buckets;
         let first = base(0);
         let last = self
             .stored
             .checked_sub(1)
             .map_or(0, |j| self.stored_address(j));
-        let end = bucket_end(first, self.meta.bound(1), self.meta.bound(3), last);
+        let end = bucket_end(first, self.meta().bound(1), self.meta().bound(3), last);
         let shape = bucket_shape(first, end, nblocks);
         if (t.shift, t.nbuckets) != shape || t.first != first {
             return Err(Problem::BucketRule);
@@ -38,7 +38,7 @@ impl KallsymsV2<'_> {
     ///
     /// Errors: the first violation, with the offset of its section.
     pub fn verify(&self) -> Result<(), BlobError> {
-        let sec_at = |id: SectionId| self.sections[id as usize - 1].map_or(0, |s| s.offset);
+        let sec_at = |id: SectionId| self.at(id);
         let fail = |id: SectionId, what| bad(sec_at(id), id, what);
         if let Some(l) = &self.lines {
             l.verify().map_err(|mut e| {
@@ -55,7 +55,10 @@ impl KallsymsV2<'_> {
                 return Err(fail(SectionId::AddrBits, Problem::AddressesNotAscending));
             }
             if j % ADDR_BLOCK == 0
-                && a != u64_at(self.addr_blocks, j / ADDR_BLOCK * ADDR_BLOCK_HEADER)
+                && a != u64_at(
+                    self.sec(SectionId::AddrBlocks),
+                    j / ADDR_BLOCK * ADDR_BLOCK_HEADER,
+                )
             {
                 return Err(fail(SectionId::AddrBlocks, Problem::BlockBase));
             }
@@ -75,22 +78,24 @@ impl KallsymsV2<'_> {
                 return Err(fail(SectionId::AddrToName, Problem::PermutationsNotInverse));
             }
         }
-        for i in 1..self.type_exc.len() / 8 {
-            if u32_at(self.type_exc, 8 * i) <= u32_at(self.type_exc, 8 * (i - 1)) {
+        for i in 1..self.sec(SectionId::TypeExceptions).len() / 8 {
+            if u32_at(self.sec(SectionId::TypeExceptions), 8 * i)
+                <= u32_at(self.sec(SectionId::TypeExceptions), 8 * (i - 1))
+            {
                 return Err(fail(SectionId::TypeExceptions, Problem::RowsNotAscending));
             }
         }
         let words_per = RANK_BLOCK_BITS / 64;
         let mut ones = 0usize;
-        for k in 0..self.pfx_ranks.len() / 4 {
-            if u32_at(self.pfx_ranks, 4 * k) as usize != ones {
+        for k in 0..self.pfx_ranks().len() / 4 {
+            if u32_at(self.pfx_ranks(), 4 * k) as usize != ones {
                 return Err(fail(SectionId::Pfx, Problem::RankSamples));
             }
             for w in k * words_per..(k + 1) * words_per {
-                ones += word(self.pfx, w).count_ones() as usize;
+                ones += word(self.pfx_words(), w).count_ones() as usize;
             }
         }
-        let md = &self.modules;
+        let md = self.modules();
         for i in 0..md.nruns {
             let row = u32_at(md.runs, 8 * i) as usize;
             let id = u32_at(md.runs, 8 * i + 4) as usize;
@@ -122,7 +127,7 @@ impl KallsymsV2<'_> {
         let nb = m.div_ceil(BUCKET);
         let mut expect_at = 0usize;
         for b in 0..nb {
-            if u32_at(self.name_index, 4 * b) as usize != expect_at {
+            if u32_at(self.sec(SectionId::NameIndex), 4 * b) as usize != expect_at {
                 return Err(fail(SectionId::NameIndex, Problem::BucketOffsets));
             }
             let bucket = self.bucket(b);
@@ -176,7 +181,7 @@ impl KallsymsV2<'_> {
             }
             expect_at += bucket.len();
         }
-        if expect_at != self.names.len() {
+        if expect_at != self.sec(SectionId::Names).len() {
             return Err(fail(SectionId::Names, Problem::BytesAfterLastBucket));
         }
         Ok(())

@@ -1,0 +1,156 @@
+//! The small lookup paths a kernel links (no feature `fast-lookup`) against
+//! the host's, and views opened without the shape checks.
+
+use super::*;
+use crate::blob::list::SymbolList;
+use crate::blob::v2::write::{V2Options, pack_v2, reseal};
+use crate::blobfile::AlignedBlob;
+
+/// A blob of `n` symbols with aliases, `__pfx_` companions, gaps and
+/// names sharing long prefixes, across several address blocks and name
+/// buckets.
+fn packed(n: usize) -> Vec<u8> {
+    let mut list = SymbolList::new();
+    let mut addr = 0xffff_ffff_8100_0000u64;
+    for i in 0..n {
+        let name = format!("subsys_{}_func_{i:05}", i % 7);
+        if i % 5 == 0 {
+            list.push(addr, b't', format!("__pfx_{name}").as_bytes())
+                .unwrap();
+            addr += 16;
+        }
+        list.push(addr, b'T', name.as_bytes()).unwrap();
+        if i % 11 == 0 {
+            list.push(addr, b't', format!("alias_{i}").as_bytes())
+                .unwrap();
+        }
+        addr += 16 + (i as u64 * 37) % 300;
+    }
+    list.push(addr, b'T', b"_etext").unwrap();
+    pack_v2(&list, &V2Options::default()).unwrap().blob
+}
+
+#[test]
+fn the_kernels_rank_and_alias_search_agree_with_the_hosts() {
+    let blob = AlignedBlob::copy_from(&packed(700));
+    let v = KallsymsV2::from_blob(blob.as_bytes(), None, None).unwrap();
+    let m = v.stored();
+    let mut probes = vec![0, u64::MAX, v.stored_address(0) - 1];
+    for j in 0..m {
+        let a = v.stored_address(j);
+        probes.extend([a, a + 1, a - 1, a + 15, a + 16]);
+    }
+    for &addr in &probes {
+        let rank = v.rank_by_rows(addr);
+        assert_eq!(rank, v.locate(addr).rank, "{addr:#x}");
+        // Row rank - 1 is the last at or below addr; the first of its
+        // aliases is where the rows below its address end.
+        if let Some(hi) = rank.checked_sub(1) {
+            let a = v.stored_address(hi);
+            assert_eq!(v.rows_below(hi, a), v.first_alias(hi, a), "{addr:#x}");
+        }
+    }
+}
+
+#[test]
+fn the_kernels_name_decoder_agrees_with_the_hosts() {
+    let blob = AlignedBlob::copy_from(&packed(300));
+    let v = KallsymsV2::from_blob(blob.as_bytes(), None, None).unwrap();
+    let mut n = 0;
+    for j in 0..v.stored() {
+        let c = v.coded_at_rank(v.a2n(j), false);
+        let mut want = Vec::new();
+        c.for_each_stored_run(|r| want.extend_from_slice(r));
+        let mut got = Vec::new();
+        let k = c.rank as usize % BUCKET;
+        crate::blob::v2::names::emit_prefix(c.bucket(), &c.tokens, k, usize::MAX, &mut |r| {
+            got.extend_from_slice(r)
+        });
+        assert_eq!(got, want);
+        n += 1;
+    }
+    assert!(n >= 300);
+}
+
+/// Puts `v` at byte `at` of a copy of `blob` and reseals its CRCs.
+fn damaged(blob: &[u8], at: usize, v: &[u8]) -> Vec<u8> {
+    let mut b = blob.to_vec();
+    b[at..at + v.len()].copy_from_slice(v);
+    reseal(&mut b);
+    b
+}
+
+/// What a kernel does with a view: every lookup, which must end without
+/// a panic whatever the view holds.
+fn use_view(v: &KallsymsV2<'_>) {
+    let mut name = Vec::new();
+    for s in v.symbols().take(2000) {
+        name.clear();
+        s.name.extend_into(&mut name);
+        let _ = v.lookup_name(&name);
+        for p in [
+            s.address,
+            s.address.wrapping_sub(1),
+            s.address.wrapping_add(7),
+        ] {
+            let _ = v.lookup_address(p);
+            let _ = v.locate_row(p, v.locate(p));
+        }
+    }
+    for j in 0..v.stored().min(2000) {
+        let c = v.coded_at_rank(v.a2n(j), false);
+        let k = c.rank as usize % BUCKET;
+        crate::blob::v2::names::emit_prefix(c.bucket(), &c.tokens, k, usize::MAX, &mut |_| {});
+    }
+    for p in [0, 1, u64::MAX, 0xffff_ffff_8100_0000] {
+        let _ = v.lookup_address(p);
+        let _ = v.rank_by_rows(p);
+    }
+}
+
+#[test]
+fn counts_that_disagree_with_the_sections_fail_the_shape_checks_alone() {
+    let good = packed(200);
+    let v = KallsymsV2::from_blob(&good, None, None).unwrap();
+    let at = |id| v.at(id);
+    let blocks = at(SectionId::AddrBlocks);
+    let table = blocks + v.stored().div_ceil(ADDR_BLOCK) * ADDR_BLOCK_HEADER;
+    let cases: Vec<(&str, usize, Vec<u8>)> = vec![
+        ("stored rows", 20, 5000u32.to_le_bytes().to_vec()),
+        ("stored rows", 20, 3u32.to_le_bytes().to_vec()),
+        ("stored rows", 20, u32::MAX.to_le_bytes().to_vec()),
+        ("symbols", 16, 1u32.to_le_bytes().to_vec()),
+        ("block width", blocks + 12, vec![200]),
+        ("block shift", blocks + 13, vec![99]),
+        (
+            "block bit position",
+            blocks + 8,
+            u32::MAX.to_le_bytes().to_vec(),
+        ),
+        ("bucket shift", table, 70u32.to_le_bytes().to_vec()),
+        ("bucket count", table + 4, u32::MAX.to_le_bytes().to_vec()),
+        (
+            "meta lengths",
+            at(SectionId::Meta) + 36,
+            vec![0xFF, 0xFF, 0xFF, 0xFF],
+        ),
+        (
+            "token offsets",
+            at(SectionId::Tokens) + 40,
+            vec![0xFF, 0xFF],
+        ),
+    ];
+    for (what, off, bytes) in cases {
+        let b = AlignedBlob::copy_from(&damaged(&good, off, &bytes));
+        let e = KallsymsV2::from_blob(b.as_bytes(), None, None)
+            .expect_err(what)
+            .kind;
+        assert!(
+            matches!(e, BlobErrorKind::BadSection { .. }),
+            "{what}: {e:?}"
+        );
+        let v = KallsymsV2::from_blob_intact(b.as_bytes(), None, None).expect(what);
+        assert!(v.check_shapes().is_err(), "{what}");
+        use_view(&v);
+    }
+}
