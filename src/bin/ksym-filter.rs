@@ -1,4 +1,4 @@
-//! ksym-filter: keeps the text symbols (T/t) of nm, System.map or /proc/kallsyms
+//! ksym-filter: keeps the text symbols (T, t, W in text) of nm, System.map or /proc/kallsyms
 //! lines, demangles Rust names, writes `ADDR TYPE NAME` lines.
 
 use std::io::{self, Write};
@@ -10,9 +10,7 @@ use ksym::cli::{CliError, IN_BUF, main_with, open_input, print_and_exit};
 use ksym::text::demangle::demangle_rust;
 use ksym::text::hex;
 use ksym::text::lines::{Line, for_each_line};
-use ksym::text::nm::{
-    NmLine, is_mapping_or_local_label, is_text_bound, is_text_type, parse_canonical, parse_line,
-};
+use ksym::text::nm::{NmLine, TextSymbols, is_mapping_or_local_label, parse_canonical, parse_line};
 
 struct Args {
     demangle: bool,
@@ -50,6 +48,7 @@ fn run() -> Result<(), CliError> {
     let (mut bad, mut kept, mut zero) = (0u64, 0u64, 0u64);
     let mut line_out = Vec::with_capacity(256);
     let mut demangled = Vec::with_capacity(256);
+    let mut text = TextSymbols::default();
     for path in &args.inputs {
         let input = open_input(path)?;
         let mut report = |lineno: u64, what: &dyn std::fmt::Display| {
@@ -80,8 +79,7 @@ fn run() -> Result<(), CliError> {
                     return Ok(());
                 }
             };
-            let keep = is_text_type(sym.symbol_type) || is_text_bound(sym.name);
-            if !keep || is_mapping_or_local_label(sym.name) {
+            if !text.keep(&sym) || is_mapping_or_local_label(sym.name) {
                 return Ok(());
             }
             demangled.clear();

@@ -107,7 +107,7 @@ pub const FILTER: Tool = Tool {
     synopsis: &["[OPTIONS] [FILE|-]..."],
     about: "keep the text symbols of nm, System.map or /proc/kallsyms lines",
     description: "Reads nm -n [-C], System.map or /proc/kallsyms lines (stdin without FILE), keeps \
-        text symbols (T/t) and the text bounds (_stext, _etext, _sinittext, _einittext, whatever \
+        text symbols (T, t, and weak W inside the text bounds) and the text bounds (_stext, _etext, _sinittext, _einittext, whatever \
         their type), demangles Rust names, writes `ADDR TYPE NAME[\\t[module]]` lines.",
     options: &[
         flag("no-demangle", "keep Rust names as mangled"),

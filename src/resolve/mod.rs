@@ -636,8 +636,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
 }
 
 /// The text symbols of a /proc/kallsyms text, with their `[module]`
-/// column, and the text bounds whatever their type (as `ksym-filter`
-/// keeps them): what `ksym-resolve --kallsyms FILE` packs and `--loaded
+/// column, the text bounds whatever their type and the weak functions
+/// inside them (as `ksym-filter` keeps them, `text::nm::TextSymbols`): what `ksym-resolve --kallsyms FILE` packs and `--loaded
 /// FILE` places module sections from.
 ///
 /// Errors: the first line that is not a symbol line, with its number.
@@ -645,15 +645,16 @@ pub fn read_loaded(
     text: &[u8],
 ) -> Result<crate::blob::list::SymbolList, crate::blob::list::PackError> {
     use crate::blob::list::{PackError, PackErrorKind, SymbolList};
-    use crate::text::nm::{NmLine, is_text_bound, is_text_type, parse_line};
+    use crate::text::nm::{NmLine, TextSymbols, parse_line};
     let mut list = SymbolList::new();
+    let mut keep = TextSymbols::default();
     for (n, line) in text.split(|&b| b == b'\n').enumerate() {
         let at_line = |kind| PackError {
             line: Some(n as u64 + 1),
             kind,
         };
         match parse_line(line) {
-            Ok(NmLine::Symbol(s)) if is_text_type(s.symbol_type) || is_text_bound(s.name) => {
+            Ok(NmLine::Symbol(s)) if keep.keep(&s) => {
                 list.push(s.address, s.symbol_type, s.name)
                     .map_err(|e| at_line(e.kind))?;
                 if let Some(m) = s.module {

@@ -192,11 +192,53 @@ fn split_module(s: &[u8]) -> Result<NameAndModule<'_>, LineError> {
     }
 }
 
-/// True for text symbol types (`T` global, `t` local), the only ones a
-/// kallsyms blob holds for symbolizing code.
+/// True for the text symbol types `T` (global) and `t` (local): what a
+/// kallsyms blob holds for symbolizing code, with the weak functions that
+/// [`TextSymbols`] adds.
 #[inline]
 pub fn is_text_type(symbol_type: u8) -> bool {
     symbol_type == b'T' || symbol_type == b't'
+}
+
+/// Which symbols of a symbol list, read in order, a kallsyms blob keeps:
+/// text symbols (`T`, `t`), the text bounds ([`is_text_bound`]), and weak
+/// symbols (`W`) inside the text bounds seen so far. `W` is a weak
+/// definition that nm does not tag as an object (it prints `V` for those):
+/// in a kernel, its weak functions (`abort`, the `arch_*` defaults; 171 in
+/// Debian's 6.1 System.map, 304 in a 6.18 /proc/kallsyms, all inside the
+/// bounds), which perf counts as functions too (tools/lib/symbol/kallsyms.c
+/// `kallsyms__is_function`); but also data such as glibc's `data_start`.
+/// So a `W` symbol is kept when it lies at or above `_stext` and below
+/// `_etext` (or `_sinittext` and `_einittext`), a bound not yet read
+/// counting as open-ended: in address order (`nm -n`, System.map,
+/// /proc/kallsyms) that is exactly the text; without bounds (a user
+/// program) no `W` symbol is kept. Not `w`: an undefined weak symbol.
+#[derive(Debug, Default, Clone)]
+pub struct TextSymbols {
+    /// The addresses of `_stext`, `_etext`, `_sinittext`, `_einittext`.
+    bounds: [Option<u64>; 4],
+}
+
+impl TextSymbols {
+    /// Whether to keep `sym`, the next symbol of the list; notes the text
+    /// bounds it passes.
+    pub fn keep(&mut self, sym: &NmSymbol<'_>) -> bool {
+        if let Some(i) = crate::kernel::BOUND_NAMES
+            .iter()
+            .position(|b| *b == sym.name)
+        {
+            self.bounds[i] = Some(sym.address);
+            return true;
+        }
+        if is_text_type(sym.symbol_type) {
+            return true;
+        }
+        let inside = |lo: Option<u64>, hi: Option<u64>| {
+            lo.is_some_and(|lo| lo <= sym.address) && hi.is_none_or(|hi| sym.address < hi)
+        };
+        let [stext, etext, sinittext, einittext] = self.bounds;
+        sym.symbol_type == b'W' && (inside(stext, etext) || inside(sinittext, einittext))
+    }
 }
 
 /// True for the text-bound markers `_stext`, `_etext`, `_sinittext` and
@@ -234,6 +276,38 @@ mod tests {
             Ok(NmLine::Symbol(s)) => s,
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn weak_symbols_are_kept_inside_the_text_bounds_only() {
+        let mut t = TextSymbols::default();
+        let kept: Vec<bool> = [
+            &b"0000000000001000 W before_stext"[..],
+            b"0000000000002000 T _stext",
+            b"0000000000002010 W abort",
+            b"0000000000002020 t helper",
+            b"0000000000002030 w undefined_weak",
+            b"0000000000002040 D data",
+            b"0000000000003000 D _etext",
+            b"0000000000004008 W data_start",
+            b"0000000000005000 T _sinittext",
+            b"0000000000005010 W arch_call_rest_init",
+            b"0000000000006000 T _einittext",
+            b"0000000000006010 W after_init",
+        ]
+        .into_iter()
+        .map(|l| t.keep(&sym(l)))
+        .collect();
+        assert_eq!(
+            kept,
+            [
+                false, true, true, true, false, false, true, false, true, true, true, false
+            ]
+        );
+        // A user program has no bounds: no W symbol is text.
+        let mut t = TextSymbols::default();
+        assert!(!t.keep(&sym(b"0000000000004008 W data_start")));
+        assert!(t.keep(&sym(b"0000000000001040 T main")));
     }
 
     #[test]
