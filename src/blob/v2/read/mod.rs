@@ -218,6 +218,17 @@ fn offset_in(blob: &[u8], part: &[u8]) -> usize {
     (part.as_ptr() as usize).wrapping_sub(blob.as_ptr() as usize)
 }
 
+/// A bitvector of `n` bits as its section lays it out (FORMAT.md §10.4):
+/// its words, then its rank samples, a u32 per word; a part the section
+/// does not hold is empty.
+fn bitvector_parts(sec: &[u8], n: usize) -> (&[u8], &[u8]) {
+    let words = words_for(n);
+    (
+        open::part(sec, 0, 8 * words),
+        open::part(sec, 8 * words, 4 * words),
+    )
+}
+
 const fn words_for(bits: usize) -> usize {
     bits.div_ceil(64)
 }
@@ -290,7 +301,7 @@ impl<'a> KallsymsV2<'a> {
     /// The `pfx` bitvector's words (FORMAT.md §10.4), without its rank
     /// samples.
     fn pfx_words(&self) -> &'a [u8] {
-        open::part(self.sec(SectionId::Pfx), 0, 8 * words_for(self.stored))
+        bitvector_parts(self.sec(SectionId::Pfx), self.stored).0
     }
 
     /// The `pfx` bitvector's rank samples, a u32 per word, after its words
@@ -300,22 +311,16 @@ impl<'a> KallsymsV2<'a> {
         #[cfg(feature = "fast-lookup")]
         return self.pfx_ranks;
         #[cfg(not(feature = "fast-lookup"))]
-        {
-            let n = words_for(self.stored);
-            open::part(self.sec(SectionId::Pfx), 8 * n, 4 * n)
-        }
+        bitvector_parts(self.sec(SectionId::Pfx), self.stored).1
     }
 
     /// `name_to_addr` (FORMAT.md §10.4): the marks' words, their rank
     /// samples, and the packed rows after them.
     fn name_to_addr(&self) -> (&'a [u8], &'a [u8], &'a [u8]) {
         let n2a = self.sec(SectionId::NameToAddr);
-        let n = words_for(self.stored);
-        (
-            open::part(n2a, 0, 8 * n),
-            open::part(n2a, 8 * n, 4 * n),
-            n2a.get(bitvector_len(self.stored)..).unwrap_or_default(),
-        )
+        let (marks, ranks) = bitvector_parts(n2a, self.stored);
+        let back = n2a.get(bitvector_len(self.stored)..).unwrap_or_default();
+        (marks, ranks, back)
     }
 
     /// The `modules` section's parts (FORMAT.md §10.5); empty without one.

@@ -317,7 +317,7 @@ impl<'a> KallsymsV2<'a> {
             },
             idx_bits: index_bits(m),
             #[cfg(feature = "fast-lookup")]
-            pfx_ranks: part(s(SectionId::Pfx), 8 * words_for(m), 4 * words_for(m)),
+            pfx_ranks: bitvector_parts(s(SectionId::Pfx), m).1,
             tokens,
             #[cfg(feature = "modules")]
             modules: Modules::new(s(SectionId::Modules)),
