@@ -3,7 +3,9 @@
 //! the ELF file but no `nm` output). Text symbols are those `nm` marks
 //! `T` or `t` (defined, not weak, in an executable section), plus the four
 //! text bounds whatever their type (FORMAT.md §10.6); Rust names are
-//! demangled as `ksym-filter` does.
+//! demangled as `ksym-filter` does. Also the end of an image's text
+//! ([`text_end`]), for a kernel linked without a linker script and so
+//! without `_etext`.
 
 use std::path::Path;
 
@@ -71,4 +73,27 @@ pub fn text_symbols(path: &Path) -> Result<SymbolList, String> {
             .map_err(|e: PackError| format!("{}: {e}", path.display()))?;
     }
     Ok(list)
+}
+
+/// The end of text of the ELF file at `path`: the highest end address
+/// (`sh_addr + sh_size`) of its allocated, executable sections
+/// (`SHF_ALLOC | SHF_EXECINSTR`, ELF spec "Sections"), or `None` when it
+/// has none. What `ksym-pack` records as `_etext` when the symbol list has
+/// no such symbol (rust-lld's default layout defines none), so that an
+/// address above the kernel's code has no symbol (FORMAT.md §5.2).
+///
+/// Errors: the file cannot be read or is not ELF (the caller names it).
+pub fn text_end(path: &Path) -> Result<Option<u64>, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let cache = object::ReadCache::new(file);
+    let obj = object::File::parse(&cache)
+        .map_err(|e| format!("not an ELF image this tool reads: {e}"))?;
+    let exec = u64::from(object::elf::SHF_ALLOC | object::elf::SHF_EXECINSTR);
+    Ok(obj
+        .sections()
+        .filter(|s| {
+            matches!(s.flags(), object::SectionFlags::Elf { sh_flags } if sh_flags & exec == exec)
+        })
+        .map(|s| s.address().saturating_add(s.size()))
+        .max())
 }

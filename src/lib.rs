@@ -24,7 +24,9 @@
 //!   [`packjob`] (what `ksym-pack` runs) and [`resolve`] (the address
 //!   stream), which the binaries call.
 #![cfg_attr(not(feature = "std"), no_std)]
-#![forbid(unsafe_code)]
+// One `unsafe` block in the crate: the volatile read that keeps a kernel's
+// reserved region opaque to the optimiser (blob::reserved).
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod blob;
@@ -55,7 +57,9 @@ pub mod text;
 
 #[cfg(feature = "v1")]
 pub use blob::KallsymsMapped;
-pub use blob::{AddressHit, BlobError, BlobErrorKind, Format, FrameKind, Kallsyms, Name, Symbol};
+pub use blob::{
+    AddressHit, BlobError, BlobErrorKind, Format, FrameKind, Kallsyms, Name, Reserved, Symbol,
+};
 
 // The paths of the flat layout before the blob formats got their folders
 // (`blob::v1`, `blob::v2`) and text input its own (`text`); kept so that

@@ -15,7 +15,8 @@ use crate::blob::v2::write::{V2Options, pack_v2};
 use crate::blob::{Format, Kallsyms};
 use crate::blobfile::AlignedBlob;
 use crate::cli::{
-    CliError, IN_BUF, open_input, replace_file, stdout_error, stdout_is_terminal, write_atomically,
+    CliError, IN_BUF, open_input, stdout_error, stdout_is_terminal, write_atomically,
+    write_file_like,
 };
 
 /// Writes the packed blob to a stream (either format).
@@ -26,7 +27,8 @@ type WriteBlob<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + 'a;
 pub struct PackJob {
     /// The `ADDR TYPE NAME` list: a path, or `-` for stdin.
     pub input: String,
-    /// `-o FILE`; `None` for stdout (or `--patch-elf`).
+    /// `-o FILE`; `None` for stdout (or `--patch-elf` in place). With
+    /// `--patch-elf`, where the patched copy of the ELF goes.
     pub output: Option<PathBuf>,
     /// `-v`: counts and section sizes on stderr.
     pub verbose: bool,
@@ -76,7 +78,7 @@ fn padding_note(padding: usize) -> String {
 pub fn check(path: &Path) -> Result<(), CliError> {
     let blob = open_blob(path)?;
     let fail = |e| CliError::input(path.display(), e);
-    let (k, padding) = Kallsyms::from_region(blob.as_bytes(), None, None).map_err(fail)?;
+    let (k, padding) = Kallsyms::from_file_bytes(blob.as_bytes(), None, None).map_err(fail)?;
     k.verify().map_err(fail)?;
     println!(
         "{}: ok: {}{}",
@@ -93,7 +95,7 @@ pub fn check(path: &Path) -> Result<(), CliError> {
 /// Errors: the file cannot be read or is not a blob, or stdout fails.
 pub fn dump(path: &Path) -> Result<(), CliError> {
     let blob = open_blob(path)?;
-    let (k, padding) = Kallsyms::from_region(blob.as_bytes(), None, None)
+    let (k, padding) = Kallsyms::from_file_bytes(blob.as_bytes(), None, None)
         .map_err(|e| CliError::input(path.display(), e))?;
     if padding > 0 {
         eprintln!("ksym-pack: {}{}", path.display(), padding_note(padding));
@@ -125,13 +127,13 @@ impl PackJob {
                 "--store and --debuginfod need --format v2 (a store keeps checksummed v2 blobs)",
             );
         }
+        // With --patch-elf, -o names the patched copy of the ELF.
         let places = [
-            self.output.is_some(),
-            self.patch.is_some(),
+            self.output.is_some() || self.patch.is_some(),
             self.store.is_some(),
         ];
         if places.iter().filter(|&&p| p).count() > 1 {
-            return usage("-o, --patch-elf and --store each say where the blob goes; give one");
+            return usage("-o or --patch-elf, and --store, each say where the blob goes; give one");
         }
         Ok(())
     }
@@ -179,12 +181,33 @@ impl PackJob {
             }
             None => None,
         };
-        let list = match &fetched {
+        let mut list = match &fetched {
             Some(elf) => crate::elfsyms::text_symbols(elf.path())
                 .map_err(|e| CliError::input("--debuginfod", e))?,
             None => SymbolList::read_lines(open_input(&input)?)
                 .map_err(|e| CliError::input(&input, e))?,
         };
+        // No linker script, no _etext: the end of the ELF's executable
+        // sections bounds the last symbol instead (FORMAT.md §5.2).
+        let bounds_elf = patch
+            .as_ref()
+            .map(|p| &p.0)
+            .or(lines.as_ref().map(|l| &l.0));
+        if let Some(elf) = bounds_elf
+            && !list.is_empty()
+            && !(0..list.len()).any(|i| list.name(i) == b"_etext")
+            && let Some(end) =
+                crate::elfsyms::text_end(elf).map_err(|e| CliError::input(elf.display(), e))?
+        {
+            list.push(end, b'T', b"_etext")
+                .map_err(|e| CliError::input(elf.display(), e))?;
+            if verbose {
+                eprintln!(
+                    "ksym-pack: no _etext in the list: {end:#x}, the end of {}'s executable sections",
+                    elf.display()
+                );
+            }
+        }
         // The kernel's identity: --build-id, else the ELF's note.
         if v2.build_id.is_empty()
             && let Some(id) = debuginfod
@@ -248,7 +271,7 @@ impl PackJob {
             return Ok(());
         }
         match (output, patch) {
-            (_, Some((elf, section))) => patch_elf(&elf, &section, &*write),
+            (out, Some((elf, section))) => patch_elf(&elf, out.as_deref(), &section, &*write),
             (Some(path), None) => write_atomically(&path, &*write),
             (None, None) => {
                 let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
@@ -294,18 +317,26 @@ fn module_space(
     Ok(bytes)
 }
 
-/// `--patch-elf`: the blob into `section` of `elf`, atomically, with a
-/// report on stderr that no address moved.
-fn patch_elf(elf: &Path, section: &str, write: &WriteBlob<'_>) -> Result<(), CliError> {
+/// `--patch-elf`: the blob into `section` of `elf`, atomically, in place
+/// or (`-o OUT`) into a patched copy at `out` with the image's
+/// permissions, leaving `elf` as it was (a file cargo re-creates on every
+/// build); with a report on stderr that no address moved.
+fn patch_elf(
+    elf: &Path,
+    out: Option<&Path>,
+    section: &str,
+    write: &WriteBlob<'_>,
+) -> Result<(), CliError> {
     let mut blob = Vec::new();
     write(&mut blob).map_err(|e| CliError::input("blob", e))?;
     let image = std::fs::read(elf).map_err(|e| CliError::input(elf.display(), e))?;
     let p = crate::elfpatch::patch_elf(&image, section, &blob)
         .map_err(|e| CliError::input(elf.display(), e))?;
-    replace_file(elf, &p.image)?;
+    let dest = out.unwrap_or(elf);
+    write_file_like(dest, &p.image, elf)?;
     eprintln!(
         "ksym-pack: {}: {}",
-        elf.display(),
+        dest.display(),
         p.report(section, blob.len())
     );
     Ok(())

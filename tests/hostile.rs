@@ -365,7 +365,7 @@ fn malformed_blobs_table() {
         (
             "trailing garbage",
             Box::new(|b| b.extend_from_slice(&[0; 8])),
-            |k| matches!(k, BlobErrorKind::TrailingBytes),
+            |k| matches!(k, BlobErrorKind::TrailingBytes("token_index")),
         ),
         (
             "raw 0xFF in a name",

@@ -186,3 +186,75 @@ fn bad_targets_change_nothing_and_say_why() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_patched_copy_leaves_the_image_alone_and_text_ends_at_its_code() {
+    let dir = scratch("patch-elf-copy");
+    let Some(exe) = build(&dir, 65536) else {
+        return;
+    };
+    let list = symbol_list(&exe);
+    // A program linked with the default layout has no _etext: ld provides
+    // it only when something refers to it, as rust-lld does.
+    assert!(!std::fs::read_to_string(&list).unwrap().contains("_etext"));
+    let sections = String::from_utf8(tool("readelf", &["-SW", exe.to_str().unwrap()])).unwrap();
+    // [Nr] Name Type Address Off Size ES Flg ...: the highest end of an AX section.
+    let end = sections
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(']').nth(1)?.split_whitespace().collect();
+            (f.len() > 6 && f[6].contains('X')).then(|| {
+                u64::from_str_radix(f[2], 16).unwrap() + u64::from_str_radix(f[4], 16).unwrap()
+            })
+        })
+        .max()
+        .expect("an executable section");
+    let image = std::fs::read(&exe).unwrap();
+    for format in ["v1", "v2"] {
+        let copy = dir.join(format!("copy-{format}"));
+        let args = [
+            "--format",
+            format,
+            "--patch-elf",
+            exe.to_str().unwrap(),
+            "-o",
+            copy.to_str().unwrap(),
+            list.to_str().unwrap(),
+        ];
+        let out = run("ksym-pack", &args, b"");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read(&exe).unwrap(),
+            image,
+            "{format}: image changed"
+        );
+        assert_eq!(Command::new(&copy).status().unwrap().code(), Some(3));
+        let region = AlignedBlob::copy_from(&section_bytes(&copy));
+        let (k, _) = Kallsyms::from_region(region.as_bytes(), None, None).unwrap();
+        assert_eq!(k.etext(), Some(end), "{format}");
+        let last = k.lookup_address(end - 1).expect("the last function");
+        assert_eq!(last.symbol.name.to_string(), "_fini", "{format}");
+        for above in [end, end + 0x100, end + 0x10_0000 - 1] {
+            assert!(k.lookup_address(above).is_none(), "{format}: {above:#x}");
+        }
+    }
+    // --store with --patch-elf names two destinations.
+    let out = run(
+        "ksym-pack",
+        &[
+            "--patch-elf",
+            exe.to_str().unwrap(),
+            "--format",
+            "v2",
+            "--store",
+            dir.to_str().unwrap(),
+            list.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -89,11 +89,57 @@ fn a_nonzero_byte_after_the_blob_or_a_short_region_is_refused() {
 }
 
 #[test]
-fn an_all_zero_region_is_an_empty_table() {
-    let region = AlignedBlob::copy_from(&[0u8; 4096]);
-    let (k, pad) = Kallsyms::from_region(region.as_bytes(), None, None).unwrap();
-    assert_eq!((k.len(), pad), (0, 4096 - 32));
-    assert!(k.lookup_address(0xffff_ffff_8100_0000).is_none());
+fn an_all_zero_region_is_not_filled() {
+    for len in [1, 8, 4096, 65536] {
+        let region = AlignedBlob::copy_from(&vec![0u8; len]);
+        let e = Kallsyms::from_region(region.as_bytes(), None, None).unwrap_err();
+        assert_eq!((e.kind, e.offset), (BlobErrorKind::NotFilled, 0), "{len}");
+        assert!(e.to_string().contains("never filled"), "{e}");
+    }
+    // One nonzero byte anywhere and the region is a (damaged) blob instead.
+    let mut bytes = vec![0u8; 4096];
+    bytes[4000] = 1;
+    let region = AlignedBlob::copy_from(&bytes);
+    let e = Kallsyms::from_region(region.as_bytes(), None, None).unwrap_err();
+    assert_ne!(e.kind, BlobErrorKind::NotFilled);
+}
+
+#[test]
+fn resolve_reads_a_section_dump_and_says_when_one_was_never_filled() {
+    let dir = scratch("region-resolve");
+    for (label, blob) in blobs("region-resolve") {
+        let plain = dir.join(format!("{label}.bin"));
+        std::fs::write(&plain, &blob).unwrap();
+        let mut region = blob.clone();
+        region.resize(blob.len() + 8192, 0);
+        let padded = dir.join(format!("{label}.region"));
+        std::fs::write(&padded, &region).unwrap();
+        let k = AlignedBlob::copy_from(&blob);
+        let k = Kallsyms::from_blob(k.as_bytes(), None, None).unwrap();
+        let s = k.symbols().nth(k.len() / 2).unwrap();
+        let input = format!("{:016x}\n{:016x}\n", s.address, s.address + 1);
+        let want = run_ok("ksym-resolve", &[plain.to_str().unwrap()], input.as_bytes());
+        let got = run_ok(
+            "ksym-resolve",
+            &[padded.to_str().unwrap()],
+            input.as_bytes(),
+        );
+        assert_eq!(got, want, "{label}");
+        let got = String::from_utf8_lossy(&got);
+        assert!(
+            got.contains(&s.name.to_string()),
+            "{label}: {input} -> {got}"
+        );
+    }
+    let zeros = dir.join("zeros.region");
+    std::fs::write(&zeros, vec![0u8; 8192]).unwrap();
+    let out = run("ksym-resolve", &[zeros.to_str().unwrap()], b"1000\n");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("never filled") && err.contains("zeros.region"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -17,6 +17,7 @@
 
 pub mod frame;
 pub mod problem;
+pub mod reserved;
 pub mod symbol;
 pub mod v1;
 pub mod v2;
@@ -27,6 +28,7 @@ pub mod list;
 pub mod nameorder;
 
 pub use frame::FrameKind;
+pub use reserved::Reserved;
 pub use symbol::{AddressHit, BlobError, BlobErrorKind, Name, Problem, Symbol};
 #[cfg(feature = "v1")]
 pub use v1::KallsymsMapped;
@@ -175,14 +177,18 @@ impl<'a> Kallsyms<'a> {
     /// [`from_blob`](Self::from_blob) checks it. Returns the view and the
     /// number of padding bytes. No allocation, no copy.
     ///
-    /// An all-zero region reads as an empty v1 blob (no symbols), which is
-    /// what a reserved section holds before it is filled: a caller that
-    /// must have symbols checks [`len`](Self::len).
+    /// A region of zeros only, which is what a reserved section holds
+    /// before `ksym-pack --patch-elf` fills it, is
+    /// [`BlobErrorKind::NotFilled`] whatever format features are built, so
+    /// a kernel tells "no table yet" from a damaged table. A kernel
+    /// declares the region with [`reserve!`](crate::reserve) and opens it
+    /// with [`Reserved::open`](crate::Reserved::open), which reads it so
+    /// that no optimiser folds the reads to the zeros it was linked with.
     ///
-    /// Errors: [`BlobError`] with the byte offset in `region`: the region
-    /// ends before the blob its header describes (`Truncated`), a nonzero
-    /// byte follows the blob (`NonZeroAfterBlob`), or any error of
-    /// `from_blob`.
+    /// Errors: [`BlobError`] with the byte offset in `region`: `NotFilled`
+    /// (offset 0), the region ends before the blob its header describes
+    /// (`Truncated`), a nonzero byte follows the blob (`NonZeroAfterBlob`),
+    /// or any error of `from_blob`.
     pub fn from_region(
         region: &'a [u8],
         stext: Option<u64>,
@@ -193,7 +199,7 @@ impl<'a> Kallsyms<'a> {
             return KallsymsMapped::from_region(region, stext, etext)
                 .map(|(m, padding)| (Kallsyms::V1(m), padding));
             #[cfg(not(feature = "v1"))]
-            return Err(not_built("v1"));
+            return symbol::check_filled(region).and(Err(not_built("v1")));
         }
         #[cfg(not(feature = "v2"))]
         return Err(not_built("v2"));
@@ -203,6 +209,28 @@ impl<'a> Kallsyms<'a> {
             #[cfg(feature = "modules")]
             ModuleSpace::of(&v)?;
             Ok((Kallsyms::V2(v), padding))
+        }
+    }
+
+    /// Opens the bytes of a blob file: exactly a blob
+    /// ([`from_blob`](Self::from_blob); an empty v1 blob is 32 zero bytes)
+    /// or a reserved region, such as a kernel's `.ksym` section dumped whole
+    /// ([`from_region`](Self::from_region)). What the tools read a `BLOB`
+    /// argument with (FORMAT.md §2.3). Returns the view and the number of
+    /// zero bytes after the blob.
+    ///
+    /// Errors: as [`from_region`](Self::from_region); `NotFilled` for zeros
+    /// only that are not an empty v1 blob.
+    pub fn from_file_bytes(
+        bytes: &'a [u8],
+        stext: Option<u64>,
+        etext: Option<u64>,
+    ) -> Result<(Self, usize), BlobError> {
+        match Self::from_region(bytes, stext, etext) {
+            Err(e) if e.kind == BlobErrorKind::NotFilled => Self::from_blob(bytes, stext, etext)
+                .map(|k| (k, 0))
+                .map_err(|_| e),
+            r => r,
         }
     }
 

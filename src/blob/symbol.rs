@@ -39,8 +39,14 @@ pub enum BlobErrorKind {
     CountOverflow(&'static str),
     /// A padding byte is not zero.
     NonZeroPadding,
-    /// Bytes follow the token index.
-    TrailingBytes,
+    /// Bytes follow the blob's last section, which is named (v1:
+    /// `token_index`; v2: the last section of the directory).
+    TrailingBytes(&'static str),
+    /// A reserved region (FORMAT.md §2.3) holds only zero bytes: it was
+    /// never filled (`ksym-pack --patch-elf` writes the blob into it).
+    /// Whatever format features are on, this is how an unfilled `.ksym`
+    /// section reads, so a kernel tells "no table yet" from a damaged one.
+    NotFilled,
     /// A reserved region holds a nonzero byte after the blob its header
     /// describes (FORMAT.md §2.3).
     NonZeroAfterBlob,
@@ -88,6 +94,20 @@ pub enum BlobErrorKind {
     },
 }
 
+/// `Err(NotFilled)` at offset 0 when `region` holds zero bytes only: a
+/// reserved region that `ksym-pack --patch-elf` never filled (FORMAT.md
+/// §2.3). An empty region is left to the format's reader (it is
+/// truncated); a filled one stops the scan at its first byte.
+pub(crate) fn check_filled(region: &[u8]) -> Result<(), BlobError> {
+    match region.is_empty() || region.iter().any(|&b| b != 0) {
+        true => Ok(()),
+        false => Err(BlobError {
+            offset: 0,
+            kind: BlobErrorKind::NotFilled,
+        }),
+    }
+}
+
 impl fmt::Display for BlobError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use BlobErrorKind::*;
@@ -100,7 +120,15 @@ impl fmt::Display for BlobError {
             Truncated(s) => write!(f, "blob ends inside {s}"),
             CountOverflow(s) => write!(f, "{s} is too large for this machine"),
             NonZeroPadding => write!(f, "expected a zero padding byte"),
-            TrailingBytes => write!(f, "expected the end of the blob after token_index"),
+            TrailingBytes(s) => write!(
+                f,
+                "expected the end of the blob after its last section, {s} (a section dump with \
+                 zeros after the blob reads as a reserved region)"
+            ),
+            NotFilled => write!(
+                f,
+                "the region holds only zeros: never filled (ksym-pack --patch-elf writes the blob into it)"
+            ),
             NonZeroAfterBlob => write!(
                 f,
                 "nonzero byte after the blob: a reserved region must be the blob, then zeros"

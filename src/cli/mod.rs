@@ -151,11 +151,28 @@ pub fn write_atomically(
 /// file beside it, then a rename), keeping its permissions (an ELF image
 /// stays executable). On any error the file is left as it was.
 ///
-/// Errors: the file cannot be read for its permissions, or the temporary
-/// file cannot be written or renamed; the message names `path`.
+/// Errors: [`CliError::Input`] naming `path`: it cannot be read, or the
+/// temporary file cannot be written or renamed.
 pub fn replace_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
+    write_file_like(path, bytes, path)
+}
+
+/// Writes `bytes` to `path` atomically (a temporary file beside it, then a
+/// rename) with the permissions of the existing file `like`: a patched
+/// copy of an ELF image is as executable as the image. On any error
+/// nothing is left at `path` that was not there before.
+///
+/// Errors: [`CliError::Input`] naming `like` when it cannot be read, or
+/// `path` when the temporary file cannot be written or renamed.
+pub fn write_file_like(
+    path: &std::path::Path,
+    bytes: &[u8],
+    like: &std::path::Path,
+) -> Result<(), CliError> {
+    let perms = std::fs::metadata(like)
+        .map_err(|e| CliError::input(like.display(), e))?
+        .permissions();
     let fail = |e: io::Error| CliError::input(path.display(), e);
-    let perms = std::fs::metadata(path).map_err(fail)?.permissions();
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

@@ -70,7 +70,9 @@ impl ResolveJob {
                 b,
             ),
         };
-        let map = Kallsyms::from_blob(blob.as_bytes(), self.bounds.0, self.bounds.1)
+        // A blob alone, or a kernel's section dump (the blob, then the
+        // section's zeros; FORMAT.md §2.3), as --check reads it.
+        let (map, _) = Kallsyms::from_file_bytes(blob.as_bytes(), self.bounds.0, self.bounds.1)
             .map_err(|e| CliError::input(name, e))?;
         if self.names {
             let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());

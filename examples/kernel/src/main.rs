@@ -27,17 +27,29 @@
 )]
 #[cfg_attr(target_arch = "aarch64", path = "arch/aarch64.rs")]
 mod arch;
+#[cfg(any(feature = "v1", feature = "v2"))]
+mod symbols;
+
+/// Without a reader: the same reservation and raw addresses only, the
+/// build the reader's cost is measured against.
+#[cfg(not(any(feature = "v1", feature = "v2")))]
+mod symbols {
+    use core::fmt::Write;
+
+    ksym::reserve!(static KSYM: 64 * 1024);
+
+    pub fn open(_: &mut impl Write) -> Option<usize> {
+        Some(KSYM.bytes().len())
+    }
+
+    pub fn print_frame(out: &mut impl Write, _: Option<&usize>, addr: usize, _: bool) {
+        let w = 2 * core::mem::size_of::<usize>();
+        let _ = writeln!(out, " [<{addr:0w$x}>]");
+    }
+}
 
 use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicBool, Ordering};
-
-#[cfg(any(feature = "v1", feature = "v2"))]
-use ksym::{FrameKind, Kallsyms};
-
-/// Reserved for the blob, zero until `ksym-pack --patch-elf` fills it.
-#[unsafe(link_section = ".ksym")]
-#[used]
-static KSYM: [u8; 64 * 1024] = [0; 64 * 1024];
 
 /// Set once a backtrace was printed: the panic that ends an oops does not
 /// print a second one.
@@ -115,10 +127,10 @@ fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
 /// `Call Trace:`, the trapping pc if there is one, then one line per frame
 /// record from `fp` up, while it stays on the stack and goes up.
 fn backtrace(pc: Option<usize>, mut fp: usize) {
-    let k = open();
+    let k = symbols::open(&mut Uart);
     let _ = writeln!(Uart, "Call Trace:");
     if let Some(pc) = pc {
-        frame(&k, pc, false);
+        symbols::print_frame(&mut Uart, k.as_ref(), pc, false);
     }
     let (lo, hi) = (
         &raw const _stack_bottom as usize,
@@ -131,53 +143,10 @@ fn backtrace(pc: Option<usize>, mut fp: usize) {
         if ret == 0 {
             break;
         }
-        frame(&k, ret, true);
+        symbols::print_frame(&mut Uart, k.as_ref(), ret, true);
         if prev <= fp {
             break;
         }
         fp = prev;
     }
-}
-
-/// The blob in `.ksym`, checked (CRC32C for v2).
-#[cfg(any(feature = "v1", feature = "v2"))]
-fn open() -> Kallsyms<'static> {
-    // black_box: the compiler must not read the zeros the image was linked with.
-    let region: &[u8] = core::hint::black_box(&KSYM[..]);
-    match Kallsyms::from_region(region, None, None) {
-        Ok((k, _)) if !k.is_empty() => k,
-        // Never filled (ksym-pack --patch-elf), or damaged. The offset
-        // alone: BlobError's Display would link its messages.
-        r => panic!(
-            "ksym: no symbols in .ksym (a blob error at byte {:#x})",
-            r.err().map_or(0, |e| e.offset)
-        ),
-    }
-}
-
-/// One frame, from the blob: `Kallsyms::write_frame`, source paths without
-/// this crate's directory.
-#[cfg(any(feature = "v1", feature = "v2"))]
-fn frame(k: &Kallsyms<'_>, addr: usize, is_return: bool) {
-    let kind = if is_return {
-        FrameKind::Return
-    } else {
-        FrameKind::Trapping
-    };
-    let here = env!("CARGO_MANIFEST_DIR").as_bytes();
-    let _ = k.write_frame(&mut Uart, addr as u64, kind, here);
-    let _ = Uart.write_str("\n");
-}
-
-/// Without a reader: the region's length stands in for the view.
-#[cfg(not(any(feature = "v1", feature = "v2")))]
-fn open() -> usize {
-    core::hint::black_box(&KSYM[..]).len()
-}
-
-/// ` [<ADDR>]` alone: the kernel without the reader, for its code size.
-#[cfg(not(any(feature = "v1", feature = "v2")))]
-fn frame(_: &usize, addr: usize, _: bool) {
-    let w = 2 * core::mem::size_of::<usize>();
-    let _ = writeln!(Uart, " [<{addr:0w$x}>]");
 }

@@ -203,13 +203,15 @@ impl<'a> KallsymsMapped<'a> {
     /// `Kallsyms::from_region` runs for v1: one pass over the counts, so a
     /// kernel links no second parser of them ([`blob_len`]).
     ///
-    /// Errors: those of `from_blob`, and [`BlobErrorKind::NonZeroAfterBlob`]
-    /// with the offset of the first nonzero byte after the blob.
+    /// Errors: those of `from_blob`, [`BlobErrorKind::NotFilled`] for a
+    /// region of zeros only, and [`BlobErrorKind::NonZeroAfterBlob`] with
+    /// the offset of the first nonzero byte after the blob.
     pub fn from_region(
         region: &'a [u8],
         stext: Option<u64>,
         etext: Option<u64>,
     ) -> Result<(Self, usize), BlobError> {
+        crate::blob::symbol::check_filled(region)?;
         let (view, at, end) = Self::split_sections(region, false)?;
         let padding = region.get(end..).unwrap_or_default();
         if let Some(i) = padding.iter().position(|&b| b != 0) {
@@ -285,7 +287,7 @@ impl<'a> KallsymsMapped<'a> {
         let index_at = c.pos;
         let token_index: &[u32] = c.array(ntok, "token_index")?;
         if whole && c.pos != blob.len() {
-            return Err(c.err(BlobErrorKind::TrailingBytes));
+            return Err(c.err(BlobErrorKind::TrailingBytes("token_index")));
         }
         let view = KallsymsMapped {
             addresses,

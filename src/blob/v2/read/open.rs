@@ -89,6 +89,7 @@ fn parse_directory<'a>(
     let mut present = 0u16;
     let mut end = h.len;
     let mut prev_id = 0u32;
+    let mut last = "header and directory";
     for s in 0..h.nsect {
         let at = HEADER_LEN + DIR_ENTRY_LEN * s;
         let raw_id = u32_at(blob, at);
@@ -131,10 +132,11 @@ fn parse_directory<'a>(
         }
         present |= 1 << k;
         end = off + len;
+        last = id.name();
     }
     let after = blob.get(end..).unwrap_or_default();
     if whole && !after.is_empty() {
-        return Err(err(end, BlobErrorKind::TrailingBytes));
+        return Err(err(end, BlobErrorKind::TrailingBytes(last)));
     }
     if let Some(p) = after.iter().position(|&b| b != 0) {
         return Err(err(end + p, BlobErrorKind::NonZeroAfterBlob));
@@ -245,12 +247,14 @@ impl<'a> KallsymsV2<'a> {
     ///
     /// Errors: as [`from_blob`](Self::from_blob), except that bytes after
     /// the last section are [`BlobErrorKind::NonZeroAfterBlob`] where one
-    /// is not zero.
+    /// is not zero, and a region of zeros only is
+    /// [`BlobErrorKind::NotFilled`].
     pub fn from_region(
         region: &'a [u8],
         stext: Option<u64>,
         etext: Option<u64>,
     ) -> Result<(Self, usize), BlobError> {
+        crate::blob::symbol::check_filled(region)?;
         let (v, padding) = Self::open(region, false, stext, etext)?;
         #[cfg(feature = "shape-checks")]
         v.check_shapes()?;

@@ -1,0 +1,46 @@
+//! The kernel's own symbol table: README "In your kernel", step 4, byte for
+//! byte (tests/docs.rs checks that the README quotes this file whole).
+use core::fmt::Write;
+use ksym::{BlobErrorKind, FrameKind, Kallsyms};
+
+// 64 KiB in section .ksym, zero until `ksym-pack --patch-elf` fills it.
+ksym::reserve!(static KSYM: 64 * 1024);
+
+/// The table, checked once per backtrace; `None` (and why, on `out`) when
+/// the post-link step never ran or the section is damaged.
+pub fn open(out: &mut impl Write) -> Option<Kallsyms<'static>> {
+    match KSYM.open() {
+        Ok((k, _unused_tail)) => Some(k),
+        Err(e) if e.kind == BlobErrorKind::NotFilled => {
+            let _ = out.write_str("ksym: .ksym never filled (ksym-pack --patch-elf)\n");
+            None
+        }
+        // No text of BlobError's here (its Display links every message):
+        // `ksym-pack --check` of the section's dump says what is wrong.
+        Err(_) => {
+            let _ = out.write_str("ksym: bad .ksym blob (ksym-pack --check says why)\n");
+            None
+        }
+    }
+}
+
+/// One backtrace line, ` [<ADDR>] NAME+0xOFF/0xSIZE FILE:LINE`: `is_return`
+/// for a return address from a frame record (looked up at ADDR - 1, as
+/// Linux's %pB), false for the trapping pc. Paths print relative to this
+/// crate. Without a table, the raw address, for `ksym-resolve` offline.
+pub fn print_frame(out: &mut impl Write, k: Option<&Kallsyms<'_>>, addr: usize, is_return: bool) {
+    let kind = match is_return {
+        true => FrameKind::Return,
+        false => FrameKind::Trapping,
+    };
+    let _ = match k {
+        Some(k) => k.write_frame(
+            out,
+            addr as u64,
+            kind,
+            env!("CARGO_MANIFEST_DIR").as_bytes(),
+        ),
+        None => write!(out, " [<{addr:#x}>]"),
+    };
+    let _ = out.write_str("\n");
+}
