@@ -12,6 +12,10 @@
 #   KSYM_ARCH=riscv64|riscv32|aarch64   (default riscv64)
 #   KSYM_FORMAT=v2|v1|v2-nolines        (default v2: with source lines)
 #   KSYM_FAULT=bug|panic                (default bug: a BUG() trap)
+#   KSYM_PROFILE=release|default-release (default release: opt-level "s",
+#                                       LTO; or opt-level 3, no LTO)
+#   KSYM_FILL=0                         boot with .ksym never filled: the
+#                                       kernel says so and prints raw frames
 # Installs what it needs: the Rust target (rustup; for panic, nightly's
 # rust-src, since core is rebuilt with frame pointers) and QEMU (Debian's
 # qemu-system-misc or qemu-system-arm, as root; exit 77 when it cannot).
@@ -20,6 +24,9 @@ cd "$(dirname "$0")/.."
 ARCH=${KSYM_ARCH:-riscv64}
 FORMAT=${KSYM_FORMAT:-v2}
 FAULT=${KSYM_FAULT:-bug}
+# release: opt-level "s", LTO, one codegen unit; default-release: cargo's
+# release defaults (opt-level 3, no LTO, 16 codegen units).
+PROFILE=${KSYM_PROFILE:-release}
 OUT=target/kernel-demo
 
 case $ARCH in
@@ -45,6 +52,10 @@ case $FAULT in
         BUILD_STD=(-Zbuild-std=core -Zbuild-std-features=compiler-builtins-mem) ;;
     *) echo "kernel-demo: KSYM_FAULT is bug or panic" >&2; exit 2 ;;
 esac
+case $PROFILE in
+    release|default-release) ;;
+    *) echo "kernel-demo: KSYM_PROFILE is release or default-release" >&2; exit 2 ;;
+esac
 
 rustup "${TOOLCHAIN[@]}" target list --installed 2>/dev/null | grep -qx "$TARGET" ||
     rustup "${TOOLCHAIN[@]}" target add "$TARGET"
@@ -64,38 +75,47 @@ B=$PWD/target/release
 mkdir -p "$OUT"
 KT=$PWD/examples/kernel/target
 # Each setting in its own target dir: the two builds never share objects.
-DIR=$KT/$ARCH-$FORMAT-$FAULT
+DIR=$KT/$ARCH-$FORMAT-$FAULT-$PROFILE
 (cd examples/kernel &&
-    cargo "${TOOLCHAIN[@]}" build --release --quiet --target "$TARGET" "${BUILD_STD[@]}" \
+    cargo "${TOOLCHAIN[@]}" build --profile "$PROFILE" --quiet --target "$TARGET" "${BUILD_STD[@]}" \
         --no-default-features "${features[@]}" "${fault[@]}" --target-dir "$DIR" &&
-    cargo "${TOOLCHAIN[@]}" build --release --quiet --target "$TARGET" "${BUILD_STD[@]}" \
+    cargo "${TOOLCHAIN[@]}" build --profile "$PROFILE" --quiet --target "$TARGET" "${BUILD_STD[@]}" \
         --no-default-features "${fault[@]}" \
         --target-dir "$DIR-noreader")
-cp "$DIR/$TARGET/release/ksym-kernel-demo" "$OUT/kernel.elf"
+LINKED=$DIR/$TARGET/$PROFILE/ksym-kernel-demo
 ELF=$OUT/kernel.elf
 
 case $FORMAT in
     v1) pack=(--format v1) ;;
-    v2) pack=(--format v2 --lines "$ELF") ;;
+    v2) pack=(--format v2) ;;
     v2-nolines) pack=(--format v2) ;;
 esac
-echo "== $ARCH, $FAULT; pass 2: nm -n | ksym-filter | ksym-pack ${pack[*]} --patch-elf $ELF"
-nm -n "$ELF" | "$B/ksym-filter" | "$B/ksym-pack" "${pack[@]}" --patch-elf "$ELF"
+# The linked image stays as cargo made it (cargo re-creates it on every
+# build); the patched copy is what boots.
+if [ "${KSYM_FILL:-1}" = 0 ]; then
+    echo "== $ARCH, $FAULT; KSYM_FILL=0: .ksym left unfilled"
+    cp "$LINKED" "$ELF"
+else
+    case $FORMAT in v2) pack+=(--lines "$LINKED") ;; esac
+    echo "== $ARCH, $FAULT; pass 2: nm -n | ksym-filter | ksym-pack ${pack[*]} --patch-elf LINKED -o $ELF"
+    nm -n "$LINKED" | "$B/ksym-filter" | "$B/ksym-pack" "${pack[@]}" --patch-elf "$LINKED" -o "$ELF"
+fi
 
 # Section fields from readelf (name, type, address, offset, size), since
 # host objcopy may not know the machine.
 field() { echo $((16#$(readelf -SW "$1" | sed 's/^ *\[ *[0-9]*\] *//' | awk -v s="$2" -v f="$3" '$1 == s { print $f }'))); }
-NOREADER=$DIR-noreader/$TARGET/release/ksym-kernel-demo
+NOREADER=$DIR-noreader/$TARGET/$PROFILE/ksym-kernel-demo
 text=$(field "$ELF" .text 5); rodata=$(field "$ELF" .rodata 5)
 text0=$(field "$NOREADER" .text 5); rodata0=$(field "$NOREADER" .rodata 5)
 dd if="$ELF" of="$OUT/ksym.bin" bs=4096 iflag=skip_bytes,count_bytes \
     skip="$(field "$ELF" .ksym 4)" count="$(field "$ELF" .ksym 5)" status=none
-"$B/ksym-pack" --check "$OUT/ksym.bin" | sed 's/; sections:[^;]*//'
+[ "${KSYM_FILL:-1}" = 0 ] || "$B/ksym-pack" --check "$OUT/ksym.bin" | sed 's/; sections:[^;]*//'
 echo "== sizes: .text $text bytes, .rodata $rodata bytes; without the reader .text $text0, .rodata $rodata0"
 echo "reader bytes: code $((text - text0)), tables $((rodata - rodata0))"
 
 echo "== $QEMU ${QARGS[*]} -kernel $ELF"
 timeout 60 "$QEMU" "${QARGS[@]}" -nographic -m 128M -kernel "$ELF" </dev/null |
     tr -d '\r' | sed -n '/ksym demo kernel/,$p' | tee "$OUT/console.txt"
-grep -q '^Call Trace:' "$OUT/console.txt" && grep -q 'fault_here' "$OUT/console.txt" ||
+grep -q '^Call Trace:' "$OUT/console.txt" &&
+    { [ "${KSYM_FILL:-1}" = 0 ] || grep -q 'fault_here' "$OUT/console.txt"; } ||
     { echo "kernel-demo: no backtrace on the console" >&2; exit 1; }

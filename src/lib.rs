@@ -5,7 +5,7 @@
 //! (ksym's compact, checksummed one, part II). Without the default `std`
 //! feature the crate is `#![no_std]` and holds only the readers its
 //! features turn on (`v1`, `v2`, `lines`, `modules`, and the host's
-//! `shape-checks` and `fast-lookup`; README "In your kernel"): what a kernel links to print `func+0x1a/0x80 FILE:LINE` from
+//! `shape-checks` and `fast-lookup`; docs/kernel.md): what a kernel links to print `func+0x1a/0x80 FILE:LINE` from
 //! its own blob ([`Kallsyms::write_frame`]), with no allocation.
 //!
 //! Layers, each importing only those below it:

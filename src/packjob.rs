@@ -227,7 +227,7 @@ impl PackJob {
             }
             Format::V2 => {
                 // vmlinux's sweep is one thread; the modules use every core.
-                let (vmlinux, mods) = rayon::join(
+                let (vmlinux, mods) = join(
                     || {
                         lines.as_ref().map(|(elf, _)| {
                             let addrs = (0..list.len()).map(|i| list.address(i));
@@ -280,6 +280,14 @@ impl PackJob {
             }
         }
     }
+}
+
+/// Runs `a` and `b`, on two threads with the `parallel` feature.
+fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+    #[cfg(feature = "parallel")]
+    return rayon::join(a, b);
+    #[cfg(not(feature = "parallel"))]
+    (a(), b())
 }
 
 /// The `module_space` section (docs/FORMAT.md §16) of a module set, with

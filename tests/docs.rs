@@ -227,3 +227,25 @@ print("FILES:" + b.replace("\r", " ").replace("\n", " "))
         "BLOB not completed: {text}"
     );
 }
+
+/// The kernel guide's code is the code the example kernel builds (and
+/// tests/kernel_demo.rs boots with LTO and without): docs/kernel.md quotes
+/// examples/kernel/src/symbols.rs whole, in one `rust` block.
+#[test]
+fn the_kernel_guide_quotes_the_file_the_example_kernel_builds() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let guide = std::fs::read_to_string(root.join("docs/kernel.md")).unwrap();
+    let file = std::fs::read_to_string(root.join("examples/kernel/src/symbols.rs")).unwrap();
+    let blocks: Vec<&str> = guide
+        .split("```rust\n")
+        .skip(1)
+        .filter_map(|b| b.split_once("```\n").map(|(code, _)| code))
+        .collect();
+    assert!(
+        blocks.contains(&file.as_str()),
+        "docs/kernel.md has no rust block equal to examples/kernel/src/symbols.rs"
+    );
+    // The README sends kernel authors to the guide.
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("(docs/kernel.md)"));
+}

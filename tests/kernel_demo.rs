@@ -6,8 +6,9 @@
 //! (at the pc for the trapping frame, at `ADDR - 1` plus one for return
 //! addresses, as Linux's `%pB`), and (v2 with lines) the file, line and
 //! inlined functions that `llvm-symbolizer --inlines` gives there. For v1,
-//! v2 and v2 with lines. The reader's size, as the script measures it,
-//! must stay under each setting's ceiling.
+//! v2 and v2 with lines, at the example's profile (opt-level "s", LTO) and
+//! at cargo's release defaults. The reader's size, as the script measures
+//! it, must stay under each setting's ceiling.
 mod common;
 
 use std::path::Path;
@@ -85,7 +86,7 @@ fn symbolize(elf: &Path, addr: u64) -> Vec<(String, String, u32)> {
 }
 
 /// The reader's bytes (code, tables) may not pass these, the targets of
-/// README "In your kernel": tables 1 KiB everywhere; names only (v1, and v2
+/// docs/kernel.md: tables 1 KiB everywhere; names only (v1, and v2
 /// without lines) 5,216 bytes of code, 2x Linux's kallsyms lookup code;
 /// v2 with lines and inline frames 12 KiB.
 fn ceiling(format: &str) -> (u64, u64) {
@@ -98,50 +99,118 @@ fn ceiling(format: &str) -> (u64, u64) {
     (code, TABLES)
 }
 
+/// At cargo's release defaults (opt-level 3, no LTO, 16 codegen units, and
+/// `opt-level = "s"` for the ksym package, as docs/kernel.md
+/// advises), the reader is not yet within the targets (issue 32): these
+/// ceilings are today's figures plus 5 %, so that it does not grow
+/// unnoticed while it is brought down.
+fn ceiling_default_release(format: &str) -> (u64, u64) {
+    match format {
+        "v1" => (7_600, 1_024),
+        "v2-nolines" => (8_300, 1_024),
+        "v2" => (15_400, 1_024),
+        _ => unreachable!(),
+    }
+}
+
+/// Runs scripts/kernel-demo.sh; `None` when it cannot run here (77).
+fn demo(root: &Path, env: &[(&str, &str)]) -> Option<String> {
+    let what = format!("{env:?}");
+    let out = Command::new("bash")
+        .arg(root.join("scripts/kernel-demo.sh"))
+        .envs(env.iter().copied())
+        .output()
+        .expect("bash");
+    if out.status.code() == Some(77) {
+        // Not root and no QEMU: the script cannot install it. CI runs
+        // as root, where a failed install fails the test instead.
+        eprintln!(
+            "SKIPPED: {}",
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        );
+        return None;
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(stdout)
+}
+
+/// The `reader bytes: code N, tables M` line of the script.
+fn reader_bytes(what: &str, stdout: &str) -> (u64, u64) {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("reader bytes: code "))
+        .and_then(|r| r.split_once(", tables "))
+        .map(|(c, t)| (c.parse::<u64>().unwrap(), t.parse::<u64>().unwrap()))
+        .unwrap_or_else(|| panic!("{what}: no reader bytes line: {stdout}"))
+}
+
 #[test]
 fn the_kernel_prints_its_own_backtrace_and_every_frame_is_right() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let runs = ["riscv64", "riscv32", "aarch64"].into_iter().flat_map(|a| {
-        ["v2", "v1", "v2-nolines"]
-            .into_iter()
-            .flat_map(move |f| ["bug", "panic"].map(|k| (a, f, k)))
+        ["v2", "v1", "v2-nolines"].into_iter().flat_map(move |f| {
+            [
+                ("bug", "release"),
+                ("panic", "release"),
+                ("bug", "default-release"),
+            ]
+            .map(|(k, p)| (a, f, k, p))
+        })
     });
-    for (arch, format, fault) in runs {
-        let what = format!("{arch} {format} {fault}");
-        let out = Command::new("bash")
-            .arg(root.join("scripts/kernel-demo.sh"))
-            .env("KSYM_ARCH", arch)
-            .env("KSYM_FORMAT", format)
-            .env("KSYM_FAULT", fault)
-            .output()
-            .expect("bash");
-        if out.status.code() == Some(77) {
-            // Not root and no QEMU: the script cannot install it. CI runs
-            // as root, where a failed install fails the test instead.
-            eprintln!(
-                "SKIPPED: {}",
-                String::from_utf8_lossy(&out.stderr).trim_end()
-            );
+    for (arch, format, fault, profile) in runs {
+        let what = format!("{arch} {format} {fault} {profile}");
+        let env = [
+            ("KSYM_ARCH", arch),
+            ("KSYM_FORMAT", format),
+            ("KSYM_FAULT", fault),
+            ("KSYM_PROFILE", profile),
+        ];
+        let Some(stdout) = demo(root, &env) else {
             return;
-        }
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{what}: {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let sizes = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("reader bytes: code "))
-            .and_then(|r| r.split_once(", tables "))
-            .map(|(c, t)| (c.parse::<u64>().unwrap(), t.parse::<u64>().unwrap()))
-            .unwrap_or_else(|| panic!("{what}: no reader bytes line: {stdout}"));
-        let (code, tables) = ceiling(format);
+        };
+        let sizes = reader_bytes(&what, &stdout);
+        eprintln!("{what}: reader bytes: code {}, tables {}", sizes.0, sizes.1);
+        let (code, tables) = match profile {
+            "release" => ceiling(format),
+            _ => ceiling_default_release(format),
+        };
         assert!(
             sizes.0 <= code && sizes.1 <= tables,
             "{what}: the reader grew: {sizes:?} > ({code}, {tables})"
         );
         check_frames(root, &what, format, fault, &stdout);
+    }
+    an_unfilled_section_reads_as_never_filled(root);
+}
+
+/// A kernel booted before the post-link step: the reader says the section
+/// was never filled (not "bad blob", whatever the optimiser did with the
+/// zeros it was linked with) and the kernel prints raw return addresses.
+/// Run after the others: every run writes target/kernel-demo/.
+fn an_unfilled_section_reads_as_never_filled(root: &Path) {
+    for format in ["v2", "v1"] {
+        let env = [
+            ("KSYM_ARCH", "riscv64"),
+            ("KSYM_FORMAT", format),
+            ("KSYM_FILL", "0"),
+        ];
+        let Some(stdout) = demo(root, &env) else {
+            return;
+        };
+        assert!(
+            stdout.contains("ksym: .ksym never filled (ksym-pack --patch-elf)"),
+            "{format}: {stdout}"
+        );
+        let raw: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.starts_with(" [<") && l.ends_with(">]"))
+            .collect();
+        assert!(raw.len() >= 4, "{format}: {stdout}");
     }
 }
 

@@ -3,7 +3,7 @@
 //! INLINED FILE:LINE`. `no_std`, no allocation, and none of `core::fmt`'s
 //! number formatting: numbers are written here, and the text goes out a
 //! `char` at a time through [`core::fmt::Write::write_char`]. The frame walk
-//! itself stays the kernel's (README "In your kernel").
+//! itself stays the kernel's (docs/kernel.md).
 
 use core::fmt::{self, Write};
 
@@ -172,9 +172,24 @@ impl<'a> Kallsyms<'a> {
     ///
     /// Errors: [`fmt::Error`] when `w` returned one (the rest is still
     /// written).
-    pub fn write_frame<W: Write + ?Sized>(
+    pub fn write_frame<W: Write>(
         &self,
         w: &mut W,
+        addr: u64,
+        kind: FrameKind,
+        strip_prefix: &[u8],
+    ) -> fmt::Result {
+        self.write_frame_dyn(w, addr, kind, strip_prefix)
+    }
+
+    /// [`write_frame`](Self::write_frame) through a `dyn Write`: one copy
+    /// of the printer, compiled in this crate at its own opt-level
+    /// (`[profile.release.package.ksym]`), not once per writer type in
+    /// the kernel's crate.
+    #[inline(never)]
+    fn write_frame_dyn(
+        &self,
+        w: &mut dyn Write,
         addr: u64,
         kind: FrameKind,
         strip_prefix: &[u8],

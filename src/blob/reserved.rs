@@ -81,7 +81,7 @@ impl<const N: usize> Default for Reserved<N> {
 /// ```
 ///
 /// `SIZE` is in bytes; `ksym-pack --patch-elf` refuses a blob larger than
-/// the section and says how large it is (README "In your kernel" sizes it).
+/// the section and says how large it is (docs/kernel.md, "Sizing the reservation").
 #[macro_export]
 macro_rules! reserve {
     ($(#[$m:meta])* $vis:vis static $name:ident: $size:expr) => {

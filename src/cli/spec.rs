@@ -165,7 +165,7 @@ pub const PACK: Tool = Tool {
             short: Some('o'),
             long: "output",
             value: Some(("FILE", Value::File)),
-            help: "write FILE atomically (temporary file + rename), not stdout; with --patch-elf, the patched copy of ELF",
+            help: "write FILE atomically, not stdout; with --patch-elf: the patched copy of ELF",
         },
         Opt {
             short: Some('v'),
@@ -233,7 +233,7 @@ pub const PACK: Tool = Tool {
             "patch-elf",
             "ELF",
             Value::File,
-            "write the blob into ELF's reserved section (in place, or a copy with -o), zero-filling the rest; no _etext in INPUT: the end of ELF's executable sections",
+            "fill ELF's reserved section (in place, or a copy: -o); _etext from ELF when INPUT has none",
         ),
         with(
             "section",

@@ -2,6 +2,7 @@
 //! `.ko.zst` or `.ko.gz`), its name as the kernel prints it, its build-id,
 //! its executable sections and its text symbols (docs/FORMAT.md §16.2).
 
+#[cfg(feature = "compressed-modules")]
 use std::io::Read;
 use std::path::Path;
 
@@ -49,11 +50,13 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, ModuleError> {
     let bad = |e: &dyn std::fmt::Display| ModuleError::new(path, format!("{comp:?} data: {e}"));
     Ok(match comp {
         Compression::None => raw,
+        #[cfg(feature = "compressed-modules")]
         Compression::Xz => {
             let mut out = Vec::with_capacity(raw.len() * 4);
             lzma_rs::xz_decompress(&mut &raw[..], &mut out).map_err(|e| bad(&e))?;
             out
         }
+        #[cfg(feature = "compressed-modules")]
         Compression::Zstd => {
             let mut out = Vec::with_capacity(raw.len() * 4);
             ruzstd::decoding::StreamingDecoder::new(&raw[..])
@@ -62,12 +65,24 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, ModuleError> {
                 .map_err(|e| bad(&e))?;
             out
         }
+        #[cfg(feature = "compressed-modules")]
         Compression::Gzip => {
             let mut out = Vec::with_capacity(raw.len() * 4);
             flate2::read::GzDecoder::new(&raw[..])
                 .read_to_end(&mut out)
                 .map_err(|e| bad(&e))?;
             out
+        }
+        #[cfg(not(feature = "compressed-modules"))]
+        _ => {
+            let _ = (bad, raw);
+            return Err(ModuleError::new(
+                path,
+                format!(
+                    "{comp:?} data: this build leaves out compressed modules (cargo feature \
+                     `compressed-modules`)"
+                ),
+            ));
         }
     })
 }

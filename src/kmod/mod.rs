@@ -13,6 +13,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "parallel")]
 use rayon::prelude::*;
 
 use crate::blob::list::SymbolList;
@@ -223,6 +224,7 @@ pub fn read_modules(dir: &Path, lines: bool, skip_bad: bool) -> Result<ModuleSet
         .map(|(p, i)| (std::fs::metadata(p).map_or(0, |m| m.len()), i, p))
         .collect();
     work.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    #[cfg(feature = "parallel")]
     let mut read: Vec<(usize, Result<LocalModule, ModuleError>)> = work
         .par_iter()
         // One job per module: rayon otherwise splits the list into a few
@@ -230,6 +232,11 @@ pub fn read_modules(dir: &Path, lines: bool, skip_bad: bool) -> Result<ModuleSet
         // while the other thread, once its vmlinux sweep is done, runs
         // out of ranges to steal.
         .with_max_len(1)
+        .map(|&(_, i, p)| (i, read_module(p, lines)))
+        .collect();
+    #[cfg(not(feature = "parallel"))]
+    let mut read: Vec<(usize, Result<LocalModule, ModuleError>)> = work
+        .iter()
         .map(|&(_, i, p)| (i, read_module(p, lines)))
         .collect();
     read.sort_by_key(|r| r.0);

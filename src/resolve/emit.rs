@@ -125,6 +125,7 @@ impl<'a> Resolver<'_, 'a> {
             .first()
             .and_then(Option::as_ref)
             .filter(|r| r.file != 0);
+        #[cfg(feature = "disasm")]
         if let Plan::Code {
             prefix,
             arch,

@@ -18,6 +18,7 @@
 //! `Code:` line instead.
 
 use super::code::{self, Insn, Mode};
+use super::disasm;
 use super::emit::Prefix;
 use super::*;
 
@@ -68,7 +69,7 @@ impl<'a> Resolver<'_, 'a> {
             (Some(f), Some(t)) => Some(f.wrapping_sub(t as u64)),
             _ => None,
         };
-        let all = code::disassemble(mode, &c.bytes, base.unwrap_or(0));
+        let all = disasm::disassemble(mode, &c.bytes, base.unwrap_or(0));
         if self.opts.json {
             return self.code_json(mode, &c, &all, base, module, out);
         }
@@ -81,7 +82,7 @@ impl<'a> Resolver<'_, 'a> {
         for (off, insn) in &all {
             let trapping = c.trap == Some(*off);
             self.code_row(out, mode, &c.bytes, *off, insn, trapping);
-            if insn.text == code::ZEROES {
+            if insn.text == disasm::ZEROES {
                 out.push(b'\n');
                 continue;
             }
@@ -116,7 +117,7 @@ impl<'a> Resolver<'_, 'a> {
                 b"\nCode starting with the faulting instruction\n===========================================\n",
             );
             let ip = base.map_or(0, |b| b.wrapping_add(t as u64));
-            for (off, insn) in code::disassemble(mode, &c.bytes[t..], ip) {
+            for (off, insn) in disasm::disassemble(mode, &c.bytes[t..], ip) {
                 self.code_row(out, mode, &c.bytes[t..], off, &insn, false);
                 out.push(b'\n');
             }
@@ -133,7 +134,7 @@ impl<'a> Resolver<'_, 'a> {
         insn: &Insn,
         trapping: bool,
     ) {
-        if insn.text == code::ZEROES {
+        if insn.text == disasm::ZEROES {
             out.extend_from_slice(b"\t...");
             return;
         }

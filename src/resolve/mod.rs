@@ -53,7 +53,10 @@ use crate::text::lines::{Line, for_each_line};
 mod bytes;
 mod cache;
 pub mod code;
+#[cfg(feature = "disasm")]
+mod disasm;
 mod emit;
+#[cfg(feature = "disasm")]
 mod emit_code;
 mod emit_log;
 pub mod job;
@@ -65,6 +68,7 @@ mod plan;
 mod prefix;
 mod rows;
 pub mod store_run;
+#[cfg(feature = "disasm")]
 mod thumb;
 
 use cache::{DecodedCache, NameCache, RowCache};

@@ -97,7 +97,8 @@ impl Resolver<'_, '_> {
         if let Some(a) = arch_of(msg) {
             self.report.arch = Some(a);
         }
-        if super::code::is_code_line(msg) {
+        // Without the decoder a `Code:` line passes through as it is.
+        if cfg!(feature = "disasm") && super::code::is_code_line(msg) {
             return Plan::Code {
                 prefix,
                 arch: self.opts.arch.or(self.report.arch),

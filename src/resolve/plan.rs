@@ -23,6 +23,7 @@ pub(super) enum Plan {
         script: bool,
     },
     /// A `Code:` line (`code.rs`): printed, then disassembled.
+    #[cfg_attr(not(feature = "disasm"), allow(dead_code))]
     Code {
         prefix: usize,
         arch: Option<super::code::Arch>,

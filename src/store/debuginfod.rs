@@ -6,6 +6,7 @@
 //! (`$DEBUGINFOD_CACHE_PATH`, else `~/.cache/debuginfod_client`) is used
 //! without a request.
 
+#[cfg(feature = "http")]
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -74,13 +75,39 @@ pub fn fetch_elf(urls: &str, id: &[u8], timeout: Duration) -> Result<FetchedElf,
             "--debuginfod: DEBUGINFOD_URLS is empty (blank-separated debuginfod server URLs)",
         ));
     }
+    from_servers(&servers, &idh, id, timeout)
+}
+
+/// Without HTTP (cargo feature `http`), no server can be asked.
+#[cfg(not(feature = "http"))]
+fn from_servers(
+    servers: &[&str],
+    idh: &str,
+    _: &[u8],
+    _: Duration,
+) -> Result<FetchedElf, StoreError> {
+    Err(StoreError::new(format!(
+        "--debuginfod {idh}: this build leaves out HTTP (cargo feature `http`); servers: {}",
+        servers.join(" ")
+    )))
+}
+
+/// Asks each server in turn for the debuginfo, then the executable, of
+/// build-id `id` (hex `idh`); the first whose note matches wins.
+#[cfg(feature = "http")]
+fn from_servers(
+    servers: &[&str],
+    idh: &str,
+    id: &[u8],
+    timeout: Duration,
+) -> Result<FetchedElf, StoreError> {
     let agent = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .http_status_as_error(false)
         .build()
         .new_agent();
     let mut tried = Vec::new();
-    for base in servers {
+    for &base in servers {
         for kind in ["debuginfo", "executable"] {
             let url = format!("{}/buildid/{idh}/{kind}", base.trim_end_matches('/'));
             let mut resp = match agent.get(&url).call() {

@@ -12,6 +12,7 @@
 //! limit ([`Store::open`]'s `timeout`): a slow or dead server gives an error,
 //! never a hang.
 
+#[cfg(feature = "http")]
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -31,7 +32,11 @@ pub const MAX_FETCH: u64 = 1 << 31;
 #[derive(Debug)]
 enum Source {
     Dir(PathBuf),
-    Http { base: String, agent: ureq::Agent },
+    #[cfg(feature = "http")]
+    Http {
+        base: String,
+        agent: ureq::Agent,
+    },
 }
 
 /// A store, opened for reading.
@@ -72,6 +77,14 @@ impl Store {
         timeout: Duration,
         cache: Option<PathBuf>,
     ) -> Result<Store, StoreError> {
+        #[cfg(not(feature = "http"))]
+        if spec.starts_with("http://") || spec.starts_with("https://") {
+            let _ = (timeout, cache);
+            return Err(StoreError::new(format!(
+                "store {spec}: this build leaves out HTTP stores (cargo feature `http`)"
+            )));
+        }
+        #[cfg(feature = "http")]
         if spec.starts_with("http://") || spec.starts_with("https://") {
             let agent = ureq::Agent::config_builder()
                 .timeout_global(Some(timeout))
@@ -110,6 +123,7 @@ impl Store {
                     Err(e) => Err(StoreError::new(format!("{}: {e}", p.display()))),
                 }
             }
+            #[cfg(feature = "http")]
             Source::Http { base, agent } => {
                 let url = format!("{base}/{rel}");
                 let mut resp = agent
@@ -137,6 +151,7 @@ impl Store {
     pub fn describe(&self) -> String {
         match &self.source {
             Source::Dir(d) => d.display().to_string(),
+            #[cfg(feature = "http")]
             Source::Http { base, .. } => base.clone(),
         }
     }

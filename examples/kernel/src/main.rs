@@ -2,7 +2,7 @@
 //! (S-mode under OpenSBI), riscv32 (M-mode, no firmware) and aarch64 (EL1),
 //! that prints its own symbolized backtrace, with source lines and inline
 //! frames, from a ksym blob embedded in its image: the kernel side of
-//! README "In your kernel". `scripts/kernel-demo.sh` builds it, fills
+//! docs/kernel.md. `scripts/kernel-demo.sh` builds it, fills
 //! `.ksym` with `ksym-pack --patch-elf` and boots it.
 //!
 //! `fault_here` fails in one of two ways:

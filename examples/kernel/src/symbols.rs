@@ -1,5 +1,5 @@
-//! The kernel's own symbol table: README "In your kernel", step 4, byte for
-//! byte (tests/docs.rs checks that the README quotes this file whole).
+//! The kernel's own symbol table: docs/kernel.md, step 4, byte for byte
+//! (tests/docs.rs checks that the guide quotes this file whole).
 use core::fmt::Write;
 use ksym::{BlobErrorKind, FrameKind, Kallsyms};
 
@@ -40,7 +40,7 @@ pub fn print_frame(out: &mut impl Write, k: Option<&Kallsyms<'_>>, addr: usize, 
             kind,
             env!("CARGO_MANIFEST_DIR").as_bytes(),
         ),
-        None => write!(out, " [<{addr:#x}>]"),
+        None => write!(out, " [<{addr:0w$x}>]", w = 2 * size_of::<usize>()),
     };
     let _ = out.write_str("\n");
 }
