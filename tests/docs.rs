@@ -245,6 +245,22 @@ fn the_kernel_guide_quotes_the_file_the_example_kernel_builds() {
         blocks.contains(&file.as_str()),
         "docs/kernel.md has no rust block equal to examples/kernel/src/symbols.rs"
     );
+    // The cargo runner (tests/kernel_runner.rs runs it), indented in a list.
+    let runner = std::fs::read_to_string(root.join("examples/kernel/run.sh")).unwrap();
+    let indented: String = runner
+        .lines()
+        .map(|l| {
+            if l.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("  {l}\n")
+            }
+        })
+        .collect();
+    assert!(
+        guide.contains(&indented),
+        "docs/kernel.md does not quote examples/kernel/run.sh"
+    );
     // The README sends kernel authors to the guide.
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(readme.contains("(docs/kernel.md)"));

@@ -1,5 +1,5 @@
 //! The kernel side, proven: `scripts/kernel-demo.sh` builds the kernel of
-//! examples/kernel for riscv64, riscv32 and aarch64, fills its `.ksym`
+//! examples/kernel for riscv64, riscv32, aarch64 and x86_64, fills its `.ksym`
 //! section and boots it under QEMU; the backtrace the kernel prints from
 //! its own blob, after a `BUG()` trap and after a `panic!`, must name at
 //! every frame the symbol and offset that `nm` gives for the final image
@@ -102,13 +102,14 @@ fn ceiling(format: &str) -> (u64, u64) {
 /// At cargo's release defaults (opt-level 3, no LTO, 16 codegen units, and
 /// `opt-level = "s"` for the ksym package, as docs/kernel.md
 /// advises), the reader is not yet within the targets (issue 32): these
-/// ceilings are today's figures plus 5 %, so that it does not grow
-/// unnoticed while it is brought down.
+/// ceilings are today's largest figures (aarch64's: 9,656, 9,972 and
+/// 17,528 bytes of code) plus 5 %, so that it does not grow unnoticed
+/// while it is brought down.
 fn ceiling_default_release(format: &str) -> (u64, u64) {
     match format {
-        "v1" => (7_600, 1_024),
-        "v2-nolines" => (8_300, 1_024),
-        "v2" => (15_400, 1_024),
+        "v1" => (10_150, 1_024),
+        "v2-nolines" => (10_500, 1_024),
+        "v2" => (18_400, 1_024),
         _ => unreachable!(),
     }
 }
@@ -152,16 +153,18 @@ fn reader_bytes(what: &str, stdout: &str) -> (u64, u64) {
 #[test]
 fn the_kernel_prints_its_own_backtrace_and_every_frame_is_right() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let runs = ["riscv64", "riscv32", "aarch64"].into_iter().flat_map(|a| {
-        ["v2", "v1", "v2-nolines"].into_iter().flat_map(move |f| {
-            [
-                ("bug", "release"),
-                ("panic", "release"),
-                ("bug", "default-release"),
-            ]
-            .map(|(k, p)| (a, f, k, p))
-        })
-    });
+    let runs = ["riscv64", "riscv32", "aarch64", "x86_64"]
+        .into_iter()
+        .flat_map(|a| {
+            ["v2", "v1", "v2-nolines"].into_iter().flat_map(move |f| {
+                [
+                    ("bug", "release"),
+                    ("panic", "release"),
+                    ("bug", "default-release"),
+                ]
+                .map(|(k, p)| (a, f, k, p))
+            })
+        });
     for (arch, format, fault, profile) in runs {
         let what = format!("{arch} {format} {fault} {profile}");
         let env = [

@@ -9,6 +9,8 @@ fn main() {
         "riscv32" => "0x80000000",
         // RAM starts at 0x40000000; the ELF is loaded where it says.
         "aarch64" => "0x40080000",
+        // PVH: loaded where the ELF says, above the first MiB.
+        "x86_64" => "0x200000",
         other => panic!("no QEMU virt layout for {other}"),
     };
     println!("cargo:rustc-link-arg=-T{dir}/linker.ld");

@@ -1,13 +1,13 @@
-//! A bare-metal kernel for QEMU's `virt` machine, one source for riscv64
-//! (S-mode under OpenSBI), riscv32 (M-mode, no firmware) and aarch64 (EL1),
-//! that prints its own symbolized backtrace, with source lines and inline
+//! A bare-metal kernel for QEMU, one source for riscv64 (`virt`, S-mode
+//! under OpenSBI), riscv32 (`virt`, M-mode, no firmware), aarch64 (`virt`,
+//! EL1) and x86_64 (`q35`, PVH entry, long mode), that prints its own symbolized backtrace, with source lines and inline
 //! frames, from a ksym blob embedded in its image: the kernel side of
 //! docs/kernel.md. `scripts/kernel-demo.sh` builds it, fills
 //! `.ksym` with `ksym-pack --patch-elf` and boots it.
 //!
 //! `fault_here` fails in one of two ways:
 //! - `BUG()` (default): a breakpoint trap, as Linux's `BUG()` on these
-//!   architectures (`ebreak`, `brk #0x800`). The trap handler prints the
+//!   architectures (`ebreak`, `brk #0x800`, `ud2`). The trap handler prints the
 //!   trapping pc, then walks the frame records from the trapped frame
 //!   pointer, then panics.
 //! - `panic!` (feature `fault-panic`): the panic handler walks the frame
@@ -26,6 +26,7 @@
     path = "arch/riscv.rs"
 )]
 #[cfg_attr(target_arch = "aarch64", path = "arch/aarch64.rs")]
+#[cfg_attr(target_arch = "x86_64", path = "arch/x86_64.rs")]
 mod arch;
 #[cfg(any(feature = "v1", feature = "v2"))]
 mod symbols;
@@ -60,7 +61,7 @@ unsafe extern "C" {
     static _stack_top: u8;
 }
 
-/// The console UART of `virt`.
+/// The console UART (`virt`'s; COM1 on x86_64).
 struct Uart;
 
 impl Write for Uart {

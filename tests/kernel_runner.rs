@@ -1,0 +1,75 @@
+//! The cargo-runner recipe of docs/kernel.md, step 5, as a kernel author
+//! uses it: `cargo run` in examples/kernel with `sh run.sh` as the runner
+//! (the file the guide quotes whole) packs the kernel's own symbols into a
+//! copy of the ELF cargo made, boots the copy under QEMU, and the console
+//! shows the symbolized backtrace; the ELF cargo made stays unfilled.
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn cargo_run_with_the_guides_runner_boots_a_filled_copy() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if Command::new("qemu-system-riscv64")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        // tests/kernel_demo.rs runs first and installs QEMU as root (CI).
+        eprintln!("SKIPPED: no qemu-system-riscv64");
+        return;
+    }
+    let tools = root.join("target/release");
+    assert!(
+        tools.join("ksym-pack").exists(),
+        "cargo test --release builds the tools"
+    );
+    let path = format!(
+        "{}:{}",
+        tools.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let kernel = root.join("examples/kernel");
+    let target_dir = root.join("target/kernel-runner");
+    let out = Command::new("timeout")
+        .arg("300")
+        .arg(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "run",
+            "--release",
+            "--quiet",
+            "--target",
+            "riscv64gc-unknown-none-elf",
+        ])
+        .args([
+            "--no-default-features",
+            "--features",
+            "lines",
+            "--target-dir",
+        ])
+        .arg(&target_dir)
+        .current_dir(&kernel)
+        .env("PATH", path)
+        .env(
+            "CARGO_TARGET_RISCV64GC_UNKNOWN_NONE_ELF_RUNNER",
+            "sh run.sh",
+        )
+        .output()
+        .expect("cargo");
+    let console = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        console.contains("Call Trace:")
+            && console.contains("ksym_kernel_demo::fault_here+0x")
+            && console.contains(" src/main.rs:"),
+        "{console}\n{err}"
+    );
+    assert!(err.contains("no address moved"), "{err}");
+    // cargo's own ELF is as the linker left it: its .ksym still zeros.
+    let elf = target_dir.join("riscv64gc-unknown-none-elf/release/ksym-kernel-demo");
+    let copy = elf.with_extension("ksym");
+    let (a, b) = (std::fs::read(&elf).unwrap(), std::fs::read(&copy).unwrap());
+    assert_eq!(a.len(), b.len());
+    assert_ne!(a, b, "the copy holds the blob");
+}
