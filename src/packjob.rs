@@ -208,11 +208,13 @@ impl PackJob {
                 );
             }
         }
-        // The kernel's identity: --build-id, else the ELF's note.
+        // The kernel's identity: --build-id, else the note of the ELF it
+        // was given (--lines, or --patch-elf: the image the blob goes into).
         if v2.build_id.is_empty()
             && let Some(id) = debuginfod
                 .clone()
                 .or_else(|| lines.as_ref().and_then(|l| elf_build_id(&l.0)))
+                .or_else(|| patch.as_ref().and_then(|p| elf_build_id(&p.0)))
         {
             v2.build_id = id;
         }

@@ -236,6 +236,19 @@ fn a_patched_copy_leaves_the_image_alone_and_text_ends_at_its_code() {
         let region = AlignedBlob::copy_from(&section_bytes(&copy));
         let (k, _) = Kallsyms::from_region(region.as_bytes(), None, None).unwrap();
         assert_eq!(k.etext(), Some(end), "{format}");
+        // v2 records the image's build-id (`readelf -n`); v1 has no field.
+        let notes = String::from_utf8(tool("readelf", &["-n", exe.to_str().unwrap()])).unwrap();
+        let want = notes
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Build ID: "))
+            .map(str::to_string);
+        let got = k
+            .build_id()
+            .map(|b| b.iter().map(|x| format!("{x:02x}")).collect::<String>());
+        match format {
+            "v2" => assert_eq!(got, want, "{format}"),
+            _ => assert_eq!(got, None, "{format}"),
+        }
         let last = k.lookup_address(end - 1).expect("the last function");
         assert_eq!(last.symbol.name.to_string(), "_fini", "{format}");
         for above in [end, end + 0x100, end + 0x10_0000 - 1] {

@@ -275,6 +275,19 @@ impl<'a> Kallsyms<'a> {
         None
     }
 
+    /// The build-id stored in a v2 blob (`ksym-pack --build-id`, else the
+    /// GNU build-id note of the ELF given to `--lines` or `--patch-elf`),
+    /// if any: the bytes of the note's descriptor, as `readelf -n` prints
+    /// them in hex. A kernel that finds its own note can tell a table
+    /// packed from another build.
+    pub fn build_id(&self) -> Option<&'a [u8]> {
+        #[cfg(feature = "v2")]
+        if let Some(v) = self.v2() {
+            return Some(v.meta().build_id).filter(|r| !r.is_empty());
+        }
+        None
+    }
+
     /// The v2 view, `None` for a v1 blob.
     #[cfg(feature = "v2")]
     fn v2(&self) -> Option<&KallsymsV2<'a>> {
