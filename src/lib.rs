@@ -8,34 +8,27 @@
 //! `shape-checks` and `fast-lookup`; docs/kernel.md): what a kernel links to print `func+0x1a/0x80 FILE:LINE` from
 //! its own blob ([`Kallsyms::write_frame`]), with no allocation.
 //!
-//! Layers, each importing only those below it:
-//! - [`kernel`]: the kernel's conventions both layers follow (text bounds).
-//! - [`text`] (std): `nm`/System.map/kallsyms lines, hex, Rust demangling.
-//! - [`blob`]: one folder per format ([`blob::v1`], [`blob::v2`], each with
-//!   its reader and, with std, its writer), what they share
-//!   ([`blob::symbol`], [`blob::list`], [`blob::nameorder`]), and the
-//!   format-neutral view [`Kallsyms`] on top.
-//! - std tools' pieces: [`dwarf`] (DWARF to a source table), [`elfpatch`]
-//!   (a blob into an ELF image's reserved section), [`kmod`] (kernel
-//!   modules: relocated DWARF, module space), [`elfsyms`] (an ELF's
-//!   text symbols), [`store`] (blob stores in debuginfod's layout),
-//!   [`addrindex`]
-//!   (lookup acceleration for streams), [`blobfile`] and [`cli`] (I/O),
-//!   [`packjob`] (what `ksym-pack` runs) and [`resolve`] (the address
-//!   stream), which the binaries call.
+//! The formats and their readers and writers are the `ksym-blob` crate
+//! (the workspace's `ksym-blob/`), which a kernel depends on alone; this
+//! crate re-exports it at the paths it always had ([`blob`], [`kernel`],
+//! [`text`], [`blobfile`], [`reserve!`]) and adds the tools' pieces, each
+//! importing only those below it: [`dwarf`] (DWARF to a source table),
+//! [`elfpatch`] (a blob into an ELF image's reserved section), [`kmod`]
+//! (kernel modules: relocated DWARF, module space), [`elfsyms`] (an ELF's
+//! text symbols), [`store`] (blob stores in debuginfod's layout),
+//! [`addrindex`] (lookup acceleration for streams), [`cli`] (I/O),
+//! [`packjob`] (what `ksym-pack` runs) and [`resolve`] (the address
+//! stream), which the binaries call.
 #![cfg_attr(not(feature = "std"), no_std)]
-// One `unsafe` block in the crate: the volatile read that keeps a kernel's
-// reserved region opaque to the optimiser (blob::reserved).
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod blob;
-pub mod kernel;
+pub use ksym_blob::{blob, kernel, reserve};
+#[cfg(feature = "std")]
+pub use ksym_blob::{blobfile, text};
 
 #[cfg(feature = "std")]
 pub mod addrindex;
-#[cfg(feature = "std")]
-pub mod blobfile;
 #[cfg(feature = "std")]
 pub mod cli;
 #[cfg(feature = "std")]
@@ -52,8 +45,6 @@ pub mod packjob;
 pub mod resolve;
 #[cfg(feature = "std")]
 pub mod store;
-#[cfg(feature = "std")]
-pub mod text;
 
 #[cfg(feature = "v1")]
 pub use blob::KallsymsMapped;

@@ -196,8 +196,9 @@ impl PackJob {
         if let Some(elf) = bounds_elf
             && !list.is_empty()
             && !(0..list.len()).any(|i| list.name(i) == b"_etext")
-            && let Some(end) =
-                crate::elfsyms::text_end(elf).map_err(|e| CliError::input(elf.display(), e))?
+            // An ELF that cannot be read is refused below, by the step that
+            // needs it, in its own words.
+            && let Ok(Some(end)) = crate::elfsyms::text_end(elf)
         {
             list.push(end, b'T', b"_etext")
                 .map_err(|e| CliError::input(elf.display(), e))?;

@@ -100,7 +100,7 @@ fn ceiling(format: &str) -> (u64, u64) {
 }
 
 /// At cargo's release defaults (opt-level 3, no LTO, 16 codegen units, and
-/// `opt-level = "s"` for the ksym package, as docs/kernel.md
+/// `opt-level = "s"` for the ksym-blob package, as docs/kernel.md
 /// advises), the reader is not yet within the targets (issue 32): these
 /// ceilings are today's largest figures (aarch64's: 9,656, 9,972 and
 /// 17,528 bytes of code) plus 5 %, so that it does not grow unnoticed

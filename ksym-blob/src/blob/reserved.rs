@@ -71,12 +71,12 @@ impl<const N: usize> Default for Reserved<N> {
 /// linking; [`Reserved::open`] reads it.
 ///
 /// ```
-/// ksym::reserve!(static KSYM: 64 * 1024);
-/// ksym::reserve!(pub static OTHER: 4096, section = ".ksym.other");
+/// ksym_blob::reserve!(static KSYM: 64 * 1024);
+/// ksym_blob::reserve!(pub static OTHER: 4096, section = ".ksym.other");
 ///
 /// // Before the post-link step, the region is not filled.
 /// # #[cfg(any(feature = "v1", feature = "v2"))]
-/// assert_eq!(KSYM.open().unwrap_err().kind, ksym::BlobErrorKind::NotFilled);
+/// assert_eq!(KSYM.open().unwrap_err().kind, ksym_blob::BlobErrorKind::NotFilled);
 /// assert_eq!(OTHER.bytes().len(), 4096);
 /// ```
 ///
