@@ -66,10 +66,37 @@ fn cargo_run_with_the_guides_runner_boots_a_filled_copy() {
         "{console}\n{err}"
     );
     assert!(err.contains("no address moved"), "{err}");
-    // cargo's own ELF is as the linker left it: its .ksym still zeros.
+    // cargo's own ELF is as the linker left it, its .ksym still zeros;
+    // the copy holds the blob there and differs nowhere else.
     let elf = target_dir.join("riscv64gc-unknown-none-elf/release/ksym-kernel-demo");
     let copy = elf.with_extension("ksym");
     let (a, b) = (std::fs::read(&elf).unwrap(), std::fs::read(&copy).unwrap());
+    let sections = Command::new("readelf")
+        .arg("-SW")
+        .arg(&elf)
+        .output()
+        .unwrap();
+    let sections = String::from_utf8_lossy(&sections.stdout);
+    // [Nr] Name Type Address Off Size ...
+    let (off, size) = sections
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(']').nth(1)?.split_whitespace().collect();
+            (f.first() == Some(&".ksym")).then(|| {
+                let h = |x: &str| usize::from_str_radix(x, 16).unwrap();
+                (h(f[3]), h(f[4]))
+            })
+        })
+        .expect(".ksym in readelf -S");
     assert_eq!(a.len(), b.len());
-    assert_ne!(a, b, "the copy holds the blob");
+    assert!(
+        a[off..off + size].iter().all(|&x| x == 0),
+        "cargo's ELF was patched"
+    );
+    assert!(
+        b[off..off + size].iter().any(|&x| x != 0),
+        "the copy holds no blob"
+    );
+    assert_eq!(a[..off], b[..off]);
+    assert_eq!(a[off + size..], b[off + size..]);
 }
