@@ -5,6 +5,8 @@
 //! shows the symbolized backtrace; the ELF cargo made stays unfilled.
 mod common;
 
+use common::readelf_sections;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -71,23 +73,11 @@ fn cargo_run_with_the_guides_runner_boots_a_filled_copy() {
     let elf = target_dir.join("riscv64gc-unknown-none-elf/release/ksym-kernel-demo");
     let copy = elf.with_extension("ksym");
     let (a, b) = (std::fs::read(&elf).unwrap(), std::fs::read(&copy).unwrap());
-    let sections = Command::new("readelf")
-        .arg("-SW")
-        .arg(&elf)
-        .output()
-        .unwrap();
-    let sections = String::from_utf8_lossy(&sections.stdout);
-    // [Nr] Name Type Address Off Size ...
-    let (off, size) = sections
-        .lines()
-        .find_map(|l| {
-            let f: Vec<&str> = l.split(']').nth(1)?.split_whitespace().collect();
-            (f.first() == Some(&".ksym")).then(|| {
-                let h = |x: &str| usize::from_str_radix(x, 16).unwrap();
-                (h(f[3]), h(f[4]))
-            })
-        })
+    let ksym = readelf_sections(&elf)
+        .into_iter()
+        .find(|s| s.name == ".ksym")
         .expect(".ksym in readelf -S");
+    let (off, size) = (ksym.offset as usize, ksym.size as usize);
     assert_eq!(a.len(), b.len());
     assert!(
         a[off..off + size].iter().all(|&x| x == 0),

@@ -197,16 +197,11 @@ fn a_patched_copy_leaves_the_image_alone_and_text_ends_at_its_code() {
     // A program linked with the default layout has no _etext: ld provides
     // it only when something refers to it, as rust-lld does.
     assert!(!std::fs::read_to_string(&list).unwrap().contains("_etext"));
-    let sections = String::from_utf8(tool("readelf", &["-SW", exe.to_str().unwrap()])).unwrap();
-    // [Nr] Name Type Address Off Size ES Flg ...: the highest end of an AX section.
-    let end = sections
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(']').nth(1)?.split_whitespace().collect();
-            (f.len() > 6 && f[6].contains('X')).then(|| {
-                u64::from_str_radix(f[2], 16).unwrap() + u64::from_str_radix(f[4], 16).unwrap()
-            })
-        })
+    // The highest end of an executable (AX) section.
+    let end = readelf_sections(&exe)
+        .iter()
+        .filter(|s| s.flags.contains('X'))
+        .map(|s| s.address + s.size)
         .max()
         .expect("an executable section");
     let image = std::fs::read(&exe).unwrap();

@@ -128,3 +128,39 @@ pub fn scratch(test: &str) -> PathBuf {
 pub fn lines(b: &[u8]) -> impl Iterator<Item = &[u8]> {
     b.split(|&c| c == b'\n').filter(|l| !l.is_empty())
 }
+
+/// One row of `readelf -SW`: name, address, file offset, size (bytes), flags.
+pub struct ElfSection {
+    pub name: String,
+    pub address: u64,
+    pub offset: u64,
+    pub size: u64,
+    pub flags: String,
+}
+
+/// The section headers of `elf` as binutils' `readelf -SW` prints them
+/// (`[Nr] Name Type Address Off Size ES Flg ...`): the reference the
+/// tests compare the tools' ELF reading with.
+pub fn readelf_sections(elf: &Path) -> Vec<ElfSection> {
+    let out = Command::new("readelf")
+        .arg("-SW")
+        .arg(elf)
+        .output()
+        .expect("readelf");
+    assert!(out.status.success(), "readelf -SW {}", elf.display());
+    let hex = |x: &str| u64::from_str_radix(x, 16).unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(']').nth(1)?.split_whitespace().collect();
+            // A section with no flags has no Flg column; NULL has no name.
+            (f.len() >= 7 && u64::from_str_radix(f[2], 16).is_ok()).then(|| ElfSection {
+                name: f[0].to_string(),
+                address: hex(f[2]),
+                offset: hex(f[3]),
+                size: hex(f[4]),
+                flags: f[6].to_string(),
+            })
+        })
+        .collect()
+}
