@@ -14,7 +14,7 @@
 #   target/bench first; LINES_ONLY=1 skips the symbol benchmarks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# KSYM_PROFILE=dist measures the release binaries of README "Install".
+# KSYM_PROFILE=dist measures the release binaries of docs/development.md "Packages".
 PROFILE=${KSYM_PROFILE:-release}
 cargo build --profile "$PROFILE" --quiet --bins --examples
 B=target/$PROFILE

@@ -56,7 +56,18 @@ def llvm(vmlinux, addrs, flags):
     return res
 
 
+def doubled_dir0(ours, theirs):
+    """llvm-symbolizer (14) and binutils join a DWARF 5 line table's
+    directory 0, which is the compilation directory, to it a second time:
+    `./stdlib/./stdlib/abort.c` where ksym prints `./stdlib/abort.c`."""
+    d, _, rest = ours.rpartition("/")
+    return bool(d) and theirs == f"{d}/{d}/{rest}".replace("//", "/") or theirs == f"{d}/./{d.lstrip('./')}/{rest}"
+
+
 def kind(a, b):
+    if len(a) == len(b) and all(x[0] == y[0] and x[2] == y[2] and (x[1] == y[1] or doubled_dir0(x[1], y[1]))
+                                for x, y in zip(a, b)):
+        return "file spelling only (directory 0 joined twice by llvm)"
     if len(a) != len(b):
         return "frame count"
     for x, y in zip(a, b):

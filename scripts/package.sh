@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Debian package (README "Install"): renders the man pages and shell
+# The Debian package (docs/development.md "Packages"): renders the man pages and shell
 # completions from the tools' command lines (examples/gen-docs.rs) into
 # target/assets, then builds target/debian/ksym_VERSION_amd64.deb with
 # `cargo deb --profile dist` (stripped binaries; Cargo.toml's
@@ -31,7 +31,7 @@ fi
 echo "== dpkg -c"
 dpkg -c "$deb"
 echo "== lintian"
-# Findings are printed, not fatal: README "Install" says which remain.
+# Findings are printed, not fatal: docs/development.md "Packages" says which remain.
 lintian --no-tag-display-limit "$deb" || true
 
 echo "== dpkg -i, the main job from /usr/bin, man -l, dpkg -r"

@@ -44,7 +44,7 @@ pub struct PackJob {
     pub patch: Option<(PathBuf, String)>,
     /// `--modules DIR` and `--skip-bad-modules` (docs/FORMAT.md §16).
     pub modules: Option<(PathBuf, bool)>,
-    /// `--store DIR`: where the blob goes instead of stdout (README "Many kernels").
+    /// `--store DIR`: where the blob goes instead of stdout (docs/stores.md).
     pub store: Option<PathBuf>,
     /// `--debuginfod BUILDID`: the ELF to take symbols and lines from.
     pub debuginfod: Option<Vec<u8>>,

@@ -261,7 +261,196 @@ fn the_kernel_guide_quotes_the_file_the_example_kernel_builds() {
         guide.contains(&indented),
         "docs/kernel.md does not quote examples/kernel/run.sh"
     );
-    // The README sends kernel authors to the guide.
+    // The README sends kernel authors to the guide, and its abridged
+    // snippet is lines of the same file: whitespace and a trailing comma
+    // aside, each line of its rust block (but comments) is in it.
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(readme.contains("(docs/kernel.md)"));
+    let squeeze = |s: &str| -> String {
+        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        s.replace(",)", ")")
+    };
+    let file = squeeze(&std::fs::read_to_string(root.join("examples/kernel/src/symbols.rs")).unwrap());
+    let block = readme
+        .split("```rust\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("README has a rust block");
+    for line in block.lines().filter(|l| !l.trim_start().starts_with("//")) {
+        assert!(file.contains(&squeeze(line)), "README's rust line is not in symbols.rs: {line}");
+    }
+}
+
+/// The README and every guide under docs/.
+fn guides(root: &Path) -> Vec<(String, String)> {
+    let mut files = vec![root.join("README.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+        .into_iter()
+        .map(|p| {
+            let name = p.strip_prefix(root).unwrap().display().to_string();
+            (name, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect()
+}
+
+/// `--long` words in `s`, as `--` followed by lower-case letters, digits
+/// and `-`.
+fn long_options(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("--") {
+        let after = &rest[i + 2..];
+        let n = after
+            .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+            .unwrap_or(after.len());
+        let before = rest[..i].chars().next_back();
+        // `--st<TAB>`: a completion being typed, not an option.
+        let typing = after[n..].starts_with('<');
+        if n > 0
+            && !typing
+            && after.as_bytes()[0].is_ascii_lowercase()
+            && !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-')
+        {
+            out.push(&rest[i..i + 2 + n]);
+        }
+        rest = &after[n..];
+    }
+    out
+}
+
+/// Options of other programs that the README and guides name beside
+/// ksym's (cargo, perf, LLVM, binutils, dmesg, apt).
+const OTHER_PROGRAMS_OPTIONS: &[&str] = &[
+    "--inlines", "--convert", "--header", "--show-mmap-events", "--call-graph", "--path",
+    "--no-default-features", "--features", "--bin", "--release", "--profile", "--target",
+    "--lib", "--list", "--dry-run", "--example", "--fsys-tarfile", "--add-section",
+    "--remap-path-prefix", "--nocapture", "--test", "--target-dir", "--locked", "--quiet",
+    "--output-style", "--inline", "--debug-line", "--out-file", "--address", "--obj",
+    "--package", "--no-show-raw-insn", "--print-imm-hex", "--only-section",
+];
+
+/// Paths of the Linux tree that the guides name (its scripts our output is
+/// compared with).
+const LINUX_PATHS: &[&str] = &["scripts/decode_stacktrace.sh", "scripts/decodecode", "scripts/kallsyms"];
+
+/// Everything the README and the guides tell a user to type exists: each
+/// `ksym-TOOL` command line uses only that tool's options, each other
+/// `--option` is one of some tool's (or a named other program's), and each
+/// repository path (`scripts/…`, `docs/…`, `tests/…`, `src/…`,
+/// `examples/…`, `ksym-blob/…`, `benches/…`, `fuzz/…`) is there. Man pages
+/// hold every option (the test above), so the guides need not list them.
+#[test]
+fn the_readme_and_guides_name_only_what_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tool_opts = |name: &str| -> BTreeSet<String> {
+        let t = TOOLS.iter().find(|t| t.name == name).unwrap();
+        let mut s: BTreeSet<String> = t.options.iter().map(|o| format!("--{}", o.long)).collect();
+        s.extend(["--help", "--version"].map(String::from));
+        s
+    };
+    let all: BTreeSet<String> = TOOLS.iter().flat_map(|t| tool_opts(t.name)).collect();
+    let mut wrong = Vec::new();
+    for (file, text) in guides(root) {
+        for (n, line) in text.lines().enumerate() {
+            let at = format!("{file}:{}", n + 1);
+            // A command: from `ksym-TOOL` to the end of the line, a pipe,
+            // a backtick or a parenthesis.
+            let mut rest = line;
+            while let Some(i) = rest.find("ksym-") {
+                let cmd = &rest[i..];
+                let name_len = cmd
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                    .unwrap_or(cmd.len());
+                let name = &cmd[..name_len];
+                let before = &line[..line.len() - cmd.len()];
+                rest = &cmd[name_len..];
+                // `--bin ksym-pack`: the tool is cargo's argument here.
+                if !TOOLS.iter().any(|t| t.name == name) || before.ends_with("--bin ") {
+                    continue;
+                }
+                let end = rest.find(['|', '`', '(', ')', ';']).unwrap_or(rest.len());
+                let opts = tool_opts(name);
+                for o in long_options(&rest[..end]) {
+                    if !opts.contains(o) {
+                        wrong.push(format!("{at}: {name} has no option {o}"));
+                    }
+                }
+            }
+            for o in long_options(line) {
+                if !all.contains(o) && !OTHER_PROGRAMS_OPTIONS.contains(&o) {
+                    wrong.push(format!("{at}: no tool has {o}"));
+                }
+            }
+            for p in repo_paths(line) {
+                // `src/main.rs:94`: a source location the example kernel
+                // printed, relative to its own crate.
+                let location = line.contains(&format!("{p}:")) && p.ends_with(".rs");
+                if !location && !LINUX_PATHS.contains(&p.as_str()) && !path_exists(root, &p) {
+                    wrong.push(format!("{at}: no such path {p}"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Words of `line` that start with one of the repository's top folders,
+/// brace lists expanded (`src/{a,b}.rs`), trailing punctuation dropped.
+fn repo_paths(line: &str) -> Vec<String> {
+    const ROOTS: &[&str] = &[
+        "scripts/", "docs/", "tests/", "src/", "examples/", "ksym-blob/", "benches/", "fuzz/",
+        ".ci/",
+    ];
+    // Commas inside braces belong to the word.
+    let mut depth = 0;
+    let line: String = line
+        .chars()
+        .map(|c| {
+            depth += i32::from(c == '{') - i32::from(c == '}');
+            if c == ',' && depth > 0 { '\u{1}' } else { c }
+        })
+        .collect();
+    let mut out = Vec::new();
+    for word in line.split(|c: char| c.is_whitespace() || "`\"'(),;:<>[]".contains(c)) {
+        let starts = ROOTS.iter().any(|r| word.starts_with(r));
+        let inside = word.chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '.');
+        if !starts || !inside {
+            continue;
+        }
+        let w = word.trim_end_matches(['.', ',']);
+        match (w.find('{'), w.find('}')) {
+            (Some(a), Some(b)) if a < b => {
+                for alt in w[a + 1..b].split('\u{1}') {
+                    out.push(format!("{}{alt}{}", &w[..a], &w[b + 1..]));
+                }
+            }
+            _ => out.push(w.to_string()),
+        }
+    }
+    out
+}
+
+/// `p` exists under `root`; a trailing `*` matches any file of that
+/// prefix, and `…` or a placeholder in capitals (`DIR`, `FILE`) is no path.
+fn path_exists(root: &Path, p: &str) -> bool {
+    if p.contains('…') || p.split('/').any(|c| c.len() > 1 && c.chars().all(|c| c.is_ascii_uppercase())) {
+        return true;
+    }
+    match p.strip_suffix('*') {
+        Some(prefix) => {
+            let full = root.join(prefix);
+            let (dir, stem) = (full.parent().unwrap(), full.file_name().unwrap().to_string_lossy());
+            std::fs::read_dir(dir).is_ok_and(|mut d| {
+                d.any(|e| e.unwrap().file_name().to_string_lossy().starts_with(&*stem))
+            })
+        }
+        None => root.join(p).exists(),
+    }
 }

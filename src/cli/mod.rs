@@ -2,7 +2,7 @@
 //! quiet end on a closed pipe (`| head`); [`spec`] holds their command
 //! lines as data.
 //!
-//! Exit codes (README "Exit codes"): 0 ok, 1 bad input or I/O error, 2 usage.
+//! Exit codes (docs/packing.md "Exit codes"): 0 ok, 1 bad input or I/O error, 2 usage.
 
 use std::fmt::Display;
 use std::fs::File;

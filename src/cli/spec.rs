@@ -3,7 +3,7 @@
 //! they cannot drift apart. The binaries parse with lexopt and print
 //! [`Tool::help`] and [`Tool::version`]; `examples/gen-docs.rs` renders the
 //! man pages (`ksym-*(1)`, `ksym(5)`) and the bash, zsh and fish
-//! completions from the same [`TOOLS`] (README "Install").
+//! completions from the same [`TOOLS`] (docs/development.md "Packages").
 
 use std::fmt::Write as _;
 

@@ -212,7 +212,7 @@ impl<'a> Resolver<'_, 'a> {
     }
 
     /// ` FILE:LINE` of the outermost frame, then ` > FUNC FILE:LINE` for
-    /// each inlined frame from the outermost inward (README "Source
+    /// each inlined frame from the outermost inward (docs/lines-and-modules.md, "Source
     /// lines"); ` ??:0` without line information.
     fn push_chain(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
         let (Some(lines), Some(row)) = (self.lines, row) else {

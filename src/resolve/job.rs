@@ -64,7 +64,7 @@ impl ResolveJob {
                 (blob, k)
             }
             // Read, never mapped: a blob rewritten under us must not kill
-            // us with SIGBUS (README "Reading blobs").
+            // us with SIGBUS (docs/packing.md "Reading blobs").
             Source::Blob(b) => (
                 AlignedBlob::read_file(b.as_ref()).map_err(|e| CliError::input(b, e))?,
                 b,

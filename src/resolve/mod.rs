@@ -2,7 +2,7 @@
 //! that carry kernel code addresses, passes every other line through byte for
 //! byte.
 //!
-//! Line kinds (README "ksym-resolve" shows each with an example):
+//! Line kinds (docs/resolve.md shows each with an example):
 //! - a bare hex address (`ffffffff81234567`, 5 to 16 digits, or `0x` and 1 to
 //!   16 digits; leading blanks allowed) →
 //!   `ADDR TYPE NAME+0xOFF/0xSIZE` (kernel `%pS` style), `ADDR ? [unknown]`;
@@ -26,7 +26,7 @@
 //! Other hex on such lines (RSP, register dumps, timestamps, `Code:` bytes)
 //! is data, not code: it is never touched.
 //!
-//! On a v2 blob with source lines (FORMAT.md §15, README "Source lines"):
+//! On a v2 blob with source lines (FORMAT.md §15, docs/lines-and-modules.md):
 //! bare addresses get ` FILE:LINE` and ` > FUNC FILE:LINE` per inlined
 //! call; oops lines with `func+0xOFF/0xSIZE` are rewritten as
 //! `scripts/decode_stacktrace.sh` prints them (`kinds.rs`'s `Stacktrace`);

@@ -1,4 +1,4 @@
-//! Module references in the stream (docs/FORMAT.md §16, README "Modules"):
+//! Module references in the stream (docs/FORMAT.md §16, docs/lines-and-modules.md "Modules"):
 //! where a `func+0xOFF [mod]` reference or a raw address lands in module
 //! space. References by name need only the blob; raw addresses need the
 //! traced machine's /proc/kallsyms ([`LoadedModules`]), whose `[mod]`

@@ -3,7 +3,7 @@
 //! whatever carried it to the reader. The resolver keeps the prefix byte
 //! for byte and reads the line behind it.
 //!
-//! Recognised, alone or in sequence (README "ksym-resolve" lists them):
+//! Recognised, alone or in sequence (docs/resolve.md lists them):
 //! - a console or `/dev/kmsg` level `<4>` (`printk_get_level`);
 //! - a printk timestamp `[   12.345678]`, and the caller id that
 //!   `CONFIG_PRINTK_CALLER` adds after it: `[    C0]`, `[ T9186]`

@@ -1,4 +1,4 @@
-//! Blob stores in debuginfod's URL layout (README "Many kernels"): one blob
+//! Blob stores in debuginfod's URL layout (docs/stores.md): one blob
 //! per kernel build, found by GNU build-id, with per-release lists, so a
 //! fleet running many kernels resolves each trace with its own kernel's
 //! blob. A store is a plain directory, any static HTTP server over one, an

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# ksym beside its peers on one ELF with DWARF (README "Why ksym"), each run
+# in turn on the same addresses: packing (ksym-pack --format v2 --lines
+# against llvm-gsymutil --convert) and N random .text addresses symbolized
+# with inline frames by ksym-resolve, llvm-symbolizer --inlines,
+# llvm-gsymutil --address and blazecli (when installed:
+# `cargo install blazecli`). Prints one Markdown table: CPU seconds and
+# peak RSS from GNU time, lookups per CPU second, output bytes. Then
+# scripts/lines-agreement.py: ksym's frames against llvm-symbolizer's.
+#   usage: scripts/compare.sh ELF [N]     (N default 100000, seed 1)
+# Needs: the release tools (built here), nm, readelf, /usr/bin/time,
+# llvm-symbolizer and llvm-gsymutil (LLVM 14 or later).
+set -euo pipefail
+ELF=$(realpath "$1")
+N=${2:-100000}
+cd "$(dirname "$0")/.."
+cargo build --release --quiet --bin ksym-filter --bin ksym-pack --bin ksym-resolve
+B=$PWD/target/release
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+tool() { for t in "$@"; do command -v "$t" && return; done; echo "compare.sh: none of $* found" >&2; exit 1; }
+SYMBOLIZER=$(tool llvm-symbolizer llvm-symbolizer-14)
+GSYMUTIL=$(tool llvm-gsymutil llvm-gsymutil-14)
+
+# "LABEL<TAB>CPU seconds<TAB>peak KiB" of one command, its stdout to $W/out.
+measure() {
+    local label=$1; shift
+    /usr/bin/time -f "%U %S %M" -o "$W/time" "$@" > "$W/out"
+    read -r u s m < "$W/time"
+    printf '%s\t%s\t%s\n' "$label" "$(echo "$u + $s" | bc)" "$m"
+}
+
+nm -n "$ELF" | "$B/ksym-filter" > "$W/syms.txt"
+measure pack-ksym "$B/ksym-pack" --format v2 --lines "$ELF" -o "$W/k.bin" < "$W/syms.txt" > "$W/pack"
+measure pack-gsym "$GSYMUTIL" --convert "$ELF" --out-file "$W/g.gsym" >> "$W/pack"
+
+python3 - "$ELF" "$N" > "$W/addrs" <<'EOF'
+import random, subprocess, sys
+out = subprocess.run(["readelf", "-SW", sys.argv[1]], capture_output=True, text=True, check=True).stdout
+for line in out.splitlines():
+    f = line.replace("[ ", "[").split()
+    if len(f) > 5 and f[1] == ".text":
+        lo, size = int(f[3], 16), int(f[5], 16)
+random.seed(1)
+for _ in range(int(sys.argv[2])):
+    print(f"0x{random.randrange(lo, lo + size):x}")
+EOF
+
+{
+    measure ksym-resolve "$B/ksym-resolve" "$W/k.bin" < "$W/addrs"; wc -c < "$W/out"
+    measure llvm-symbolizer "$SYMBOLIZER" --inlines --obj="$ELF" < "$W/addrs"; wc -c < "$W/out"
+    # LLVM 14's --addresses-from-stdin reads nothing here: --address per
+    # address, 10,000 per process.
+    sed 's/^/--address=/' "$W/addrs" > "$W/gaddrs"
+    measure llvm-gsymutil xargs -n 10000 "$GSYMUTIL" "$W/g.gsym" < "$W/gaddrs"; wc -c < "$W/out"
+    if command -v blazecli > /dev/null; then
+        # Addresses as arguments, 10,000 per process (the whole list would
+        # pass the kernel's limit on an argument list).
+        measure blazecli xargs -n 10000 blazecli symbolize elf --path "$ELF" < "$W/addrs"; wc -c < "$W/out"
+    fi
+} | paste - - > "$W/runs"
+
+echo "## $ELF: $(wc -l < "$W/syms.txt") text symbols, $N random .text addresses"
+echo
+echo "| | CPU s | peak RSS | output | lookups / CPU s |"
+echo "|---|---|---|---|---|"
+while IFS=$'\t' read -r label cpu kib bytes; do
+    rate=$(echo "$N / ($cpu + 0.0001)" | bc)
+    echo "| $label | $cpu | $((kib / 1024)) MiB | $bytes B | $rate |"
+done < "$W/runs"
+while IFS=$'\t' read -r label cpu kib; do
+    case $label in pack-ksym) f=$W/k.bin ;; *) f=$W/g.gsym ;; esac
+    echo "| $label | $cpu | $((kib / 1024)) MiB | $(stat -c %s "$f") B (file) | |"
+done < "$W/pack"
+echo
+python3 scripts/lines-agreement.py "$ELF" "$W/k.bin" "$W/syms.txt" 20000
