@@ -12,10 +12,10 @@
 //! (the workspace's `ksym-blob/`), which a kernel depends on alone; this
 //! crate re-exports it at the paths it always had ([`blob`], [`kernel`],
 //! [`text`], [`blobfile`], [`reserve!`]) and adds the tools' pieces, each
-//! importing only those below it: [`dwarf`] (DWARF to a source table),
-//! [`elfpatch`] (a blob into an ELF image's reserved section), [`kmod`]
-//! (kernel modules: relocated DWARF, module space), [`elfsyms`] (an ELF's
-//! text symbols), [`store`] (blob stores in debuginfod's layout),
+//! importing only those below it: [`elf`] (ELF input: text bounds and
+//! build-id, DWARF to a source table, kernel modules, a blob patched into
+//! an image; also at their former paths [`dwarf`], [`kmod`], [`elfpatch`],
+//! [`elfsyms`]), [`store`] (blob stores in debuginfod's layout),
 //! [`addrindex`] (lookup acceleration for streams), [`cli`] (I/O),
 //! [`packjob`] (what `ksym-pack` runs) and [`resolve`] (the address
 //! stream), which the binaries call.
@@ -32,13 +32,7 @@ pub mod addrindex;
 #[cfg(feature = "std")]
 pub mod cli;
 #[cfg(feature = "std")]
-pub mod dwarf;
-#[cfg(feature = "std")]
-pub mod elfpatch;
-#[cfg(feature = "std")]
-pub mod elfsyms;
-#[cfg(feature = "std")]
-pub mod kmod;
+pub mod elf;
 #[cfg(feature = "std")]
 pub mod packjob;
 #[cfg(feature = "std")]
@@ -58,6 +52,8 @@ pub use blob::{
 pub use blob::v1::layout as format;
 #[cfg(feature = "std")]
 pub use blob::{nameorder, v1::tokens};
+#[cfg(feature = "std")]
+pub use elf::{dwarf, kmod, patch as elfpatch, symbols as elfsyms};
 #[cfg(feature = "std")]
 pub use text::{demangle, hex, lines, nm};
 

@@ -182,7 +182,7 @@ impl PackJob {
             None => None,
         };
         let mut list = match &fetched {
-            Some(elf) => crate::elfsyms::text_symbols(elf.path())
+            Some(elf) => crate::elf::symbols::text_symbols(elf.path())
                 .map_err(|e| CliError::input("--debuginfod", e))?,
             None => SymbolList::read_lines(open_input(&input)?)
                 .map_err(|e| CliError::input(&input, e))?,
@@ -198,7 +198,7 @@ impl PackJob {
             && !(0..list.len()).any(|i| list.name(i) == b"_etext")
             // An ELF that cannot be read is refused below, by the step that
             // needs it, in its own words.
-            && let Ok(Some(end)) = crate::elfsyms::text_end(elf)
+            && let Ok(Some(end)) = crate::elf::symbols::text_end(elf)
         {
             list.push(end, b'T', b"_etext")
                 .map_err(|e| CliError::input(elf.display(), e))?;
@@ -234,14 +234,14 @@ impl PackJob {
                     || {
                         lines.as_ref().map(|(elf, _)| {
                             let addrs = (0..list.len()).map(|i| list.address(i));
-                            crate::dwarf::source_table_for(elf, addrs)
+                            crate::elf::dwarf::source_table_for(elf, addrs)
                         })
                     },
                     || {
                         modules.as_ref().map(|(dir, skip)| {
                             // Modules carry their own DWARF: their lines are packed
                             // with or without vmlinux's (`--lines`).
-                            crate::kmod::read_modules(dir, true, *skip)
+                            crate::elf::kmod::read_modules(dir, true, *skip)
                         })
                     },
                 );
@@ -296,7 +296,7 @@ fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + 
 /// The `module_space` section (docs/FORMAT.md §16) of a module set, with
 /// its skipped modules and notes on stderr.
 fn module_space(
-    set: crate::kmod::ModuleSet,
+    set: crate::elf::kmod::ModuleSet,
     columns: bool,
     verbose: bool,
 ) -> Result<Vec<u8>, CliError> {
@@ -341,7 +341,7 @@ fn patch_elf(
     let mut blob = Vec::new();
     write(&mut blob).map_err(|e| CliError::input("blob", e))?;
     let image = std::fs::read(elf).map_err(|e| CliError::input(elf.display(), e))?;
-    let p = crate::elfpatch::patch_elf(&image, section, &blob)
+    let p = crate::elf::patch::patch_elf(&image, section, &blob)
         .map_err(|e| CliError::input(elf.display(), e))?;
     let dest = out.unwrap_or(elf);
     write_file_like(dest, &p.image, elf)?;

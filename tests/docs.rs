@@ -270,14 +270,18 @@ fn the_kernel_guide_quotes_the_file_the_example_kernel_builds() {
         let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
         s.replace(",)", ")")
     };
-    let file = squeeze(&std::fs::read_to_string(root.join("examples/kernel/src/symbols.rs")).unwrap());
+    let file =
+        squeeze(&std::fs::read_to_string(root.join("examples/kernel/src/symbols.rs")).unwrap());
     let block = readme
         .split("```rust\n")
         .nth(1)
         .and_then(|b| b.split("```").next())
         .expect("README has a rust block");
     for line in block.lines().filter(|l| !l.trim_start().starts_with("//")) {
-        assert!(file.contains(&squeeze(line)), "README's rust line is not in symbols.rs: {line}");
+        assert!(
+            file.contains(&squeeze(line)),
+            "README's rust line is not in symbols.rs: {line}"
+        );
     }
 }
 
@@ -328,17 +332,49 @@ fn long_options(s: &str) -> Vec<&str> {
 /// Options of other programs that the README and guides name beside
 /// ksym's (cargo, perf, LLVM, binutils, dmesg, apt).
 const OTHER_PROGRAMS_OPTIONS: &[&str] = &[
-    "--inlines", "--convert", "--header", "--show-mmap-events", "--call-graph", "--path",
-    "--no-default-features", "--features", "--bin", "--release", "--profile", "--target",
-    "--lib", "--list", "--dry-run", "--example", "--fsys-tarfile", "--add-section",
-    "--remap-path-prefix", "--nocapture", "--test", "--target-dir", "--locked", "--quiet",
-    "--output-style", "--inline", "--debug-line", "--out-file", "--address", "--obj",
-    "--package", "--no-show-raw-insn", "--print-imm-hex", "--only-section",
+    "--inlines",
+    "--convert",
+    "--header",
+    "--show-mmap-events",
+    "--call-graph",
+    "--path",
+    "--no-default-features",
+    "--features",
+    "--bin",
+    "--release",
+    "--profile",
+    "--target",
+    "--lib",
+    "--list",
+    "--dry-run",
+    "--example",
+    "--fsys-tarfile",
+    "--add-section",
+    "--remap-path-prefix",
+    "--nocapture",
+    "--test",
+    "--target-dir",
+    "--locked",
+    "--quiet",
+    "--output-style",
+    "--inline",
+    "--debug-line",
+    "--out-file",
+    "--address",
+    "--obj",
+    "--package",
+    "--no-show-raw-insn",
+    "--print-imm-hex",
+    "--only-section",
 ];
 
 /// Paths of the Linux tree that the guides name (its scripts our output is
 /// compared with).
-const LINUX_PATHS: &[&str] = &["scripts/decode_stacktrace.sh", "scripts/decodecode", "scripts/kallsyms"];
+const LINUX_PATHS: &[&str] = &[
+    "scripts/decode_stacktrace.sh",
+    "scripts/decodecode",
+    "scripts/kallsyms",
+];
 
 /// Everything the README and the guides tell a user to type exists: each
 /// `ksym-TOOL` command line uses only that tool's options, each other
@@ -405,7 +441,14 @@ fn the_readme_and_guides_name_only_what_exists() {
 /// brace lists expanded (`src/{a,b}.rs`), trailing punctuation dropped.
 fn repo_paths(line: &str) -> Vec<String> {
     const ROOTS: &[&str] = &[
-        "scripts/", "docs/", "tests/", "src/", "examples/", "ksym-blob/", "benches/", "fuzz/",
+        "scripts/",
+        "docs/",
+        "tests/",
+        "src/",
+        "examples/",
+        "ksym-blob/",
+        "benches/",
+        "fuzz/",
         ".ci/",
     ];
     // Commas inside braces belong to the word.
@@ -420,7 +463,10 @@ fn repo_paths(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     for word in line.split(|c: char| c.is_whitespace() || "`\"'(),;:<>[]".contains(c)) {
         let starts = ROOTS.iter().any(|r| word.starts_with(r));
-        let inside = word.chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '.');
+        let inside = word
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '.');
         if !starts || !inside {
             continue;
         }
@@ -440,13 +486,19 @@ fn repo_paths(line: &str) -> Vec<String> {
 /// `p` exists under `root`; a trailing `*` matches any file of that
 /// prefix, and `…` or a placeholder in capitals (`DIR`, `FILE`) is no path.
 fn path_exists(root: &Path, p: &str) -> bool {
-    if p.contains('…') || p.split('/').any(|c| c.len() > 1 && c.chars().all(|c| c.is_ascii_uppercase())) {
+    if p.contains('…')
+        || p.split('/')
+            .any(|c| c.len() > 1 && c.chars().all(|c| c.is_ascii_uppercase()))
+    {
         return true;
     }
     match p.strip_suffix('*') {
         Some(prefix) => {
             let full = root.join(prefix);
-            let (dir, stem) = (full.parent().unwrap(), full.file_name().unwrap().to_string_lossy());
+            let (dir, stem) = (
+                full.parent().unwrap(),
+                full.file_name().unwrap().to_string_lossy(),
+            );
             std::fs::read_dir(dir).is_ok_and(|mut d| {
                 d.any(|e| e.unwrap().file_name().to_string_lossy().starts_with(&*stem))
             })

@@ -10,7 +10,7 @@ use std::path::Path;
 use ksym::blob::v2::module_space::read::ModuleSpace;
 use ksym::blob::v2::module_space::write::encode_module_space;
 use ksym::blob::v2::write::{V2Options, pack_v2};
-use ksym::kmod::{module_from_bytes, place};
+use ksym::elf::kmod::{module_from_bytes, place};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

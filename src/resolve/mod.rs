@@ -20,8 +20,8 @@
 //!   checked against the blob ([`ResolveStats::checked`]); with
 //!   [`ResolveOptions::kaslr_from_sym`] the first one that comes with an
 //!   address sets the KASLR slide;
-//! - `Code:` lines are disassembled after the line (`code.rs`,
-//!   `emit_code.rs`).
+//! - `Code:` lines are disassembled after the line (`code/`,
+//!   `print/code.rs`).
 //!
 //! Other hex on such lines (RSP, register dumps, timestamps, `Code:` bytes)
 //! is data, not code: it is never touched.
@@ -34,10 +34,13 @@
 //! objects get `"frames"`; with [`ResolveOptions::inline`], perf callchains
 //! get a `(inlined)` frame line per inlined function.
 //!
-//! Files: `kinds.rs` recognises line kinds (`prefix.rs`, `logline.rs` and
-//! `oops.rs` for log lines, `code.rs` for `Code:` lines), `emit.rs`,
-//! `emit_log.rs` and `emit_code.rs` print the output forms, `store_run.rs`
-//! runs a stream against a store, this one runs the batched stream.
+//! Folders, by job: `recognise/` finds what a line is and where its
+//! addresses are (`kinds.rs`; `prefix.rs`, `logline.rs` and `oops.rs` for
+//! log lines), `code/` reads and disassembles `Code:` lines, `print/`
+//! writes the output forms, `batch/` holds the lookups of a batch of lines
+//! and the caches they share. `job.rs` is what the binary runs,
+//! `store_run.rs` runs a stream against a store, and this file runs the
+//! batched stream.
 
 use std::io::{self, BufRead, Write};
 
@@ -50,34 +53,21 @@ use crate::blob::v2::source_lines::read::{LineTable, SourceRow};
 use crate::text::hex;
 use crate::text::lines::{Line, for_each_line};
 
-mod bytes;
-mod cache;
+mod batch;
 pub mod code;
-#[cfg(feature = "disasm")]
-mod disasm;
-mod emit;
-#[cfg(feature = "disasm")]
-mod emit_code;
-mod emit_log;
 pub mod job;
-mod kinds;
-mod logline;
-mod modules;
-mod oops;
-mod plan;
-mod prefix;
-mod rows;
+mod print;
+mod recognise;
 pub mod store_run;
-#[cfg(feature = "disasm")]
-mod thumb;
 
-use cache::{DecodedCache, NameCache, RowCache};
-use rows::RowTable;
+use batch::cache::{DecodedCache, NameCache, RowCache};
+use batch::rows::RowTable;
 
-use bytes::trim_end_nl;
-pub use modules::LoadedModules;
-pub(crate) use oops::LineRef;
-use plan::{Lookup, Plan};
+pub use batch::modules::LoadedModules;
+use batch::plan::{Lookup, Plan};
+use recognise::bytes::trim_end_nl;
+pub(crate) use recognise::oops::LineRef;
+use recognise::{logline, oops};
 
 /// Lines longer than this are passed through in pieces without being parsed.
 pub const MAX_LINE: usize = 64 * 1024;
@@ -352,7 +342,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         let mut code = Vec::new();
         if let Some(row) = lines.find(s.address) {
             for f in lines.frames(&row) {
-                emit::push_path(&mut code, lines, &f);
+                print::push_path(&mut code, lines, &f);
                 code.extend_from_slice(format!(":{} ", f.line).as_bytes());
             }
         }
@@ -402,17 +392,17 @@ impl<'m, 'a> Resolver<'m, 'a> {
     /// Appends the name of the hit being printed: from the row table when
     /// the hit came from it, else through the name cache.
     #[inline]
-    fn push_name(&mut self, out: &mut Vec<u8>, name: emit::HitName<'_>) {
+    fn push_name(&mut self, out: &mut Vec<u8>, name: print::HitName<'_>) {
         match (name, &mut self.rows, self.map) {
-            (emit::HitName::Row { row, folded }, Some(t), Kallsyms::V2(v)) => {
+            (print::HitName::Row { row, folded }, Some(t), Kallsyms::V2(v)) => {
                 t.push_name(row, folded, out, v)
             }
-            (emit::HitName::Row { row, folded }, _, Kallsyms::V2(v)) => {
+            (print::HitName::Row { row, folded }, _, Kallsyms::V2(v)) => {
                 self.names.push(out, &v.row_name(row, folded))
             }
-            (emit::HitName::Name(n), ..) => self.names.push(out, &n),
+            (print::HitName::Name(n), ..) => self.names.push(out, &n),
             // Rows come from v2 blobs only.
-            (emit::HitName::Row { .. }, _, Kallsyms::V1(_)) => {}
+            (print::HitName::Row { .. }, _, Kallsyms::V1(_)) => {}
         }
     }
 
@@ -598,20 +588,20 @@ impl<'m, 'a> Resolver<'m, 'a> {
             hits[i] = hit;
             rows[i] = ms.lines().filter(|_| l.lines).and_then(|t| t.find(ma));
         }
-        let mut shown: [Option<emit::Hit<'a>>; LOOKUPS] = [None; LOOKUPS];
+        let mut shown: [Option<print::Hit<'a>>; LOOKUPS] = [None; LOOKUPS];
         for (i, s) in shown[..n].iter_mut().enumerate() {
             *s = match (row_hits[i], self.map) {
-                (Some(h), Kallsyms::V2(v)) => Some(emit::Hit {
+                (Some(h), Kallsyms::V2(v)) => Some(print::Hit {
                     symbol_type: v.row_symbol_type(h.row),
                     offset: h.offset,
                     size: h.size,
                     module: v.row_module(h.row),
-                    name: emit::HitName::Row {
+                    name: print::HitName::Row {
                         row: h.row,
                         folded: h.folded,
                     },
                 }),
-                _ => hits[i].as_ref().map(emit::Hit::from),
+                _ => hits[i].as_ref().map(print::Hit::from),
             };
         }
         let plans = std::mem::take(&mut batch.plans);
@@ -621,7 +611,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             self.emitting += 1;
             let line = &batch.text[range.clone()];
             let module = ls.len() == 1 && batch.lookups[ls.start].module_addr.is_some();
-            let ctx = emit::Looked {
+            let ctx = print::Looked {
                 hits: &shown[ls.clone()],
                 rows: &rows[ls.clone()],
                 lookups: &batch.lookups[ls.clone()],

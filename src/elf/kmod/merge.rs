@@ -14,12 +14,12 @@ use super::ModuleError;
 use super::file::ModuleInfo;
 use super::reloc::{Relocations, relocations};
 use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
-use crate::dwarf::{Interner, OuterName, SymbolTable, table_from_dwarf};
+use crate::elf::dwarf::{Interner, OuterName, SymbolTable, table_from_dwarf};
 
 /// The source table of a module whose executable sections are at `bases`
 /// (by position in `info.sections`): its DWARF read through relocations
 /// that place each section there (`super::reloc`), swept at every boundary
-/// as `ksym::dwarf` sweeps a vmlinux (docs/FORMAT.md §15).
+/// as `ksym::elf::dwarf` sweeps a vmlinux (docs/FORMAT.md §15).
 ///
 /// Errors: an unknown relocation type, a section that cannot be
 /// decompressed, or malformed DWARF, naming the module.
@@ -43,7 +43,7 @@ pub fn module_lines(
     let load = |id: gimli::SectionId| -> Result<(Cow<'_, [u8]>, Relocations), ModuleError> {
         match obj.section_by_name(id.name()) {
             Some(s) => {
-                let data = crate::dwarf::section_data(&s)
+                let data = crate::elf::dwarf::section_data(&s)
                     .map_err(|e| ModuleError::new(path, format!("{}: {e}", id.name())))?;
                 Ok((data, relocations(obj, &s, &base_of, path)?))
             }

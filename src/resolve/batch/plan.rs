@@ -5,7 +5,7 @@
 /// its plan in the batch ([`Lookup`]): one for `Bare` and `Replace`, one
 /// per reference for `Log`.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Plan {
+pub(in crate::resolve) enum Plan {
     /// Copy it unchanged.
     Pass,
     /// A bare address: print `ADDR TYPE NAME+0xOFF/0xSIZE`.
@@ -22,11 +22,11 @@ pub(super) enum Plan {
         refs: (u32, u32),
         script: bool,
     },
-    /// A `Code:` line (`code.rs`): printed, then disassembled.
+    /// A `Code:` line (`code/`): printed, then disassembled.
     #[cfg_attr(not(feature = "disasm"), allow(dead_code))]
     Code {
         prefix: usize,
-        arch: Option<super::code::Arch>,
+        arch: Option<crate::resolve::code::Arch>,
         fault: Option<Fault>,
     },
 }
@@ -35,7 +35,7 @@ pub(super) enum Plan {
 /// slide not yet removed) in the kernel's space, or `module_addr` in the
 /// module space; `lines` when its output shows source lines.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Lookup {
+pub(in crate::resolve) struct Lookup {
     pub addr: Option<u64>,
     pub module_addr: Option<u64>,
     pub lines: bool,
@@ -45,7 +45,7 @@ pub(super) struct Lookup {
 /// removed), or a module-space address (FORMAT.md §16) for a module's
 /// `func+0xOFF/0xSIZE [mod]`, whose runtime address the line does not give.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Fault {
+pub(in crate::resolve) struct Fault {
     pub addr: u64,
     pub module: bool,
 }

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use yaxpeax_arch::{Decoder as _, LengthedInstruction as _, U8Reader};
 
-use super::code::{Insn, Mode};
+use super::{Insn, Mode};
 
 /// x86 prefixes that objdump prints on their own when no instruction
 /// follows them.
@@ -76,7 +76,7 @@ fn finish(mode: Mode, text: &str) -> String {
 /// Decodes the instruction at the start of `bytes`, located at `ip`.
 /// Bytes that decode to nothing become objdump's placeholders (`(bad)`,
 /// `.byte 0xNN`, `.inst 0x…`, `.2byte`), so the rest stays in step.
-pub(super) fn decode(mode: Mode, bytes: &[u8], ip: u64) -> Insn {
+pub(in crate::resolve) fn decode(mode: Mode, bytes: &[u8], ip: u64) -> Insn {
     match mode {
         Mode::X86_64 => {
             use iced_x86::Formatter as _;
@@ -200,14 +200,14 @@ fn short(bytes: &[u8]) -> Insn {
 }
 
 /// The text of a run of zero bytes that objdump skips.
-pub(super) const ZEROES: &str = "...";
+pub(in crate::resolve) const ZEROES: &str = "...";
 
 /// The instructions of `bytes` from offset 0, as (offset, instruction).
 /// Runs of zero bytes are skipped as objdump skips them (binutils'
 /// `disassemble_bytes`, without `--disassemble-zeroes`): 3 or more at the
 /// end, 8 or more (in multiples of 4) elsewhere, each as one [`ZEROES`]
 /// entry.
-pub(super) fn disassemble(mode: Mode, bytes: &[u8], ip: u64) -> Vec<(usize, Insn)> {
+pub(in crate::resolve) fn disassemble(mode: Mode, bytes: &[u8], ip: u64) -> Vec<(usize, Insn)> {
     let mut out = Vec::new();
     let mut at = 0;
     let mut it = super::thumb::ItBlock::default();
@@ -240,4 +240,29 @@ pub(super) fn disassemble(mode: Mode, bytes: &[u8], ip: u64) -> Vec<(usize, Insn
         at += len;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve::code::{Arch, mode};
+
+    #[test]
+    fn each_instruction_set_decodes_as_objdump_spells_it() {
+        let x = disassemble(Mode::X86_64, &[0x48, 0x89, 0xe5, 0x0f, 0x0b, 0x48], 0);
+        let t: Vec<_> = x.iter().map(|(o, i)| (*o, i.text.as_str())).collect();
+        assert_eq!(t, vec![(0, "mov    %rsp,%rbp"), (3, "ud2"), (5, "rex.W")]);
+        let a = disassemble(Mode::Arm64, &[0x00, 0x00, 0x21, 0xd4], 0);
+        assert_eq!(a[0].1.text, "brk\t#0x800");
+        let r = disassemble(Mode::Riscv64, &[0x02, 0x90, 0x82, 0x80], 0);
+        let t: Vec<_> = r.iter().map(|(_, i)| i.text.as_str()).collect();
+        assert_eq!(t, vec!["ebreak", "ret"]);
+        // An STRD of r15 and "r16": yaxpeax-arm would panic.
+        let w = disassemble(Mode::Arm, &0x1101_fef0u32.to_le_bytes(), 0);
+        assert_eq!(w[0].1.text, ".word\t0x1101fef0");
+        let th = disassemble(Mode::Thumb, &[0x02, 0xde], 0);
+        assert_eq!(th[0].1.len, 2);
+        assert_eq!(mode(None, 4), None);
+        assert_eq!(mode(Some(Arch::Arm), 4), Some(Mode::Thumb));
+    }
 }

@@ -2,7 +2,7 @@
 //! every `.ko[.xz|.zst|.gz]` under a directory, read each one's name,
 //! build-id, executable sections and text symbols ([`file`](mod@file)), relocate its
 //! DWARF with each executable section at its own base ([`reloc`]) and
-//! sweep it as `ksym::dwarf` sweeps a vmlinux, then place the modules one
+//! sweep it as `ksym::elf::dwarf` sweeps a vmlinux, then place the modules one
 //! after another in module space and merge their tables ([`merge`]), so
 //! the strings, directories and token tables that repeat across modules
 //! are stored once.

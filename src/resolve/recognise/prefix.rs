@@ -20,7 +20,7 @@ use super::bytes::is_blank;
 /// Length in bytes of the log prefix at the start of `line` (no newline),
 /// up to the first byte of the message; blanks between prefix parts and
 /// after the last one belong to the prefix. 0 when there is none.
-pub(super) fn prefix_len(line: &[u8]) -> usize {
+pub(in crate::resolve) fn prefix_len(line: &[u8]) -> usize {
     let mut at = 0;
     // Each part at most once, in the order a line can carry them; a
     // syslog header comes first and a kernel timestamp may follow it.

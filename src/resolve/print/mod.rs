@@ -1,13 +1,17 @@
 //! The output forms: text lines (kernel `%pS` style, perf frames,
 //! decode_stacktrace style), JSON objects, source lines and inline frames.
 
-use super::bytes::{find, is_blank};
-use super::*;
+#[cfg(feature = "disasm")]
+pub(super) mod code;
+mod log;
+
 use crate::blob::v2::source_lines::read::SourceFrame;
+use crate::resolve::recognise::bytes::{find, is_blank};
+use crate::resolve::*;
 
 /// What the output forms print of a lookup's answer.
 #[derive(Clone, Copy)]
-pub(super) struct Hit<'a> {
+pub(in crate::resolve) struct Hit<'a> {
     pub(super) symbol_type: u8,
     /// Bytes from the symbol's address.
     pub(super) offset: u64,
@@ -18,7 +22,7 @@ pub(super) struct Hit<'a> {
 }
 
 /// A line's lookups and their answers, in the order of its lookups.
-pub(super) struct Looked<'x, 'a> {
+pub(in crate::resolve) struct Looked<'x, 'a> {
     pub(super) hits: &'x [Option<Hit<'a>>],
     pub(super) rows: &'x [Option<SourceRow>],
     pub(super) lookups: &'x [Lookup],
@@ -26,7 +30,7 @@ pub(super) struct Looked<'x, 'a> {
 
 /// Where a [`Hit`]'s name comes from.
 #[derive(Clone, Copy)]
-pub(super) enum HitName<'a> {
+pub(in crate::resolve) enum HitName<'a> {
     /// A stored row of the kernel's v2 blob, named through the resolver's
     /// [`RowTable`] (decoded once per row).
     Row { row: usize, folded: bool },
@@ -47,7 +51,7 @@ impl<'a> From<&AddressHit<'a>> for Hit<'a> {
 }
 
 /// Appends `frame`'s path, `dir/file` (nothing without a file).
-pub(super) fn push_path(out: &mut Vec<u8>, lines: &LineTable<'_>, frame: &SourceFrame) {
+pub(in crate::resolve) fn push_path(out: &mut Vec<u8>, lines: &LineTable<'_>, frame: &SourceFrame) {
     if let Some((dir, base)) = lines.file(frame.file) {
         if !dir.is_empty() {
             dir.extend_into(out);
@@ -69,19 +73,19 @@ fn push_stripped(out: &mut Vec<u8>, path: &[u8], prefix: &[u8]) {
 /// Which prefix a path loses: `--strip-prefix`'s, or the oops lines' (the
 /// same, or decode_stacktrace.sh's `auto`).
 #[derive(Clone, Copy)]
-pub(super) enum Prefix {
+pub(in crate::resolve) enum Prefix {
     User,
     Oops,
 }
 
-pub(super) fn push_u32(out: &mut Vec<u8>, v: u32) {
+pub(in crate::resolve) fn push_u32(out: &mut Vec<u8>, v: u32) {
     let _ = write!(out, "{v}");
 }
 
 impl<'a> Resolver<'_, 'a> {
     /// Appends `name+0xOFF[/0xSIZE][ [mod]]`, or `[unknown]`.
     #[inline]
-    pub(super) fn push_sym(
+    pub(in crate::resolve) fn push_sym(
         &mut self,
         out: &mut Vec<u8>,
         hit: Option<&Hit<'_>>,
@@ -109,7 +113,7 @@ impl<'a> Resolver<'_, 'a> {
 
     /// Writes a bare address, perf frame, `Code:` or passed line as `plan`
     /// says, with `looked` its lookup (blobs with lines: and source row).
-    pub(super) fn emit(
+    pub(in crate::resolve) fn emit(
         &mut self,
         line: &[u8],
         plan: Plan,
@@ -174,7 +178,7 @@ impl<'a> Resolver<'_, 'a> {
     /// Appends a frame's function as the blob stores it (FORMAT.md §15.3:
     /// inlined frames by their DWARF name, the outermost as llvm-symbolizer
     /// names it from the symbol table), `??` when unknown.
-    pub(super) fn push_function(&mut self, out: &mut Vec<u8>, f: &SourceFrame) {
+    pub(in crate::resolve) fn push_function(&mut self, out: &mut Vec<u8>, f: &SourceFrame) {
         let Some(lines) = self.lines else { return };
         let name = match lines.string(f.function) {
             Some(s) => self.functions.get(f.function, |a| s.extend_into(a)),
@@ -189,7 +193,7 @@ impl<'a> Resolver<'_, 'a> {
 
     /// Appends a frame's path less `prefix` (`??` without a file when
     /// `unknown_as_qq`, else nothing).
-    pub(super) fn push_file(
+    pub(in crate::resolve) fn push_file(
         &mut self,
         out: &mut Vec<u8>,
         f: &SourceFrame,
@@ -239,7 +243,7 @@ impl<'a> Resolver<'_, 'a> {
     /// `addr2line -i`'s lines joined by blanks, innermost first, as
     /// decode_stacktrace.sh prints them: `PATH:LINE` (`?` for line 0), the
     /// base path stripped.
-    pub(super) fn push_code(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
+    pub(in crate::resolve) fn push_code(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
         let (Some(lines), Some(row)) = (self.lines, row) else {
             return;
         };
@@ -288,7 +292,7 @@ impl<'a> Resolver<'_, 'a> {
 
     /// `{"addr":"0x…","type":"T","name":"…","offset":N,"size":N|null,"module":"…"|null,"status":"ok"}`;
     /// `status` is `ok`, `unknown` or `no_size` (the last symbol, end unknown).
-    pub(super) fn emit_json(
+    pub(in crate::resolve) fn emit_json(
         &mut self,
         addr: Option<u64>,
         hit: Option<&Hit<'_>>,
@@ -347,7 +351,11 @@ impl<'a> Resolver<'_, 'a> {
 
     /// `,"frames":[{"function":…,"file":…,"line":N,"column":N|null,"inlined":bool},…]`,
     /// innermost first; `[]` without line information.
-    pub(super) fn push_json_frames(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
+    pub(in crate::resolve) fn push_json_frames(
+        &mut self,
+        out: &mut Vec<u8>,
+        row: Option<&SourceRow>,
+    ) {
         out.extend_from_slice(b",\"frames\":[");
         if let (Some(lines), Some(row)) = (self.lines, row) {
             for (k, f) in lines.frames(row).enumerate() {

@@ -3,10 +3,10 @@
 //! (Linux 6.1, `handle_line`) prints it when the blob has its source
 //! lines, the log prefix kept before it; and one JSON object per reference.
 
-use super::bytes::{self, is_blank, parse_sym_off};
-use super::emit::{Hit, Looked};
-use super::logline::{Edit, Found};
-use super::*;
+use super::{Hit, Looked};
+use crate::resolve::recognise::bytes::{self, is_blank, parse_sym_off};
+use crate::resolve::recognise::logline::{Edit, Found};
+use crate::resolve::*;
 
 /// True for a word the script drops: it holds `[<…>]`.
 fn is_frame_word(w: &[u8]) -> bool {
@@ -19,7 +19,7 @@ fn is_frame_word(w: &[u8]) -> bool {
 impl Resolver<'_, '_> {
     /// Writes a [`Plan::Log`] line; `refs` are its references, `looked`
     /// their lookups in the same order.
-    pub(super) fn emit_log(
+    pub(in crate::resolve) fn emit_log(
         &mut self,
         line: &[u8],
         plan: Plan,
@@ -62,7 +62,11 @@ impl Resolver<'_, '_> {
     }
 
     /// Runs `f` with the module space's tables in place when `module`.
-    pub(super) fn in_space<T>(&mut self, module: bool, f: impl FnOnce(&mut Self) -> T) -> T {
+    pub(in crate::resolve) fn in_space<T>(
+        &mut self,
+        module: bool,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
         if module {
             self.swap_spaces();
         }

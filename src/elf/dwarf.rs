@@ -16,7 +16,7 @@
 //! holds final addresses (Debian's vmlinux keeps 316 MiB of `.rela.debug_*`
 //! from `--emit-relocs`, which only slow a reader down), and relocatable
 //! objects are refused by [`read_source_table`]. Kernel modules (`.ko`) are
-//! relocated by `ksym::kmod`, which hands the result to the same sweep.
+//! relocated by `ksym::elf::kmod`, which hands the result to the same sweep.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -526,7 +526,7 @@ fn sweep<R: gimli::Reader>(
 /// The source table of already-loaded DWARF over the executable ranges
 /// `exec` (sorted `(start, end)`), outermost frames named from `symtab`:
 /// the same boundaries and sweep as [`read_source_table`], for DWARF that
-/// a caller relocated (kernel modules, `ksym::kmod`). Returns the table,
+/// a caller relocated (kernel modules, `ksym::elf::kmod`). Returns the table,
 /// the number of units and of boundaries.
 ///
 /// Errors: malformed DWARF.

@@ -17,26 +17,26 @@
 //! the innermost frame where it changes. `--json` prints one object per
 //! `Code:` line instead.
 
-use super::code::{self, Insn, Mode};
-use super::disasm;
-use super::emit::Prefix;
-use super::*;
+use super::Prefix;
+use crate::resolve::code::disasm;
+use crate::resolve::code::{self, Insn, Mode};
+use crate::resolve::*;
 
 /// What the blob says of one instruction's address.
 struct Place<'a> {
-    hit: Option<emit::Hit<'a>>,
+    hit: Option<crate::resolve::print::Hit<'a>>,
     row: Option<SourceRow>,
 }
 
 impl<'a> Resolver<'_, 'a> {
     /// Writes a [`Plan::Code`] line and, when its bytes read, its
     /// disassembly (or, with `--json`, its JSON object).
-    pub(super) fn emit_code(
+    pub(in crate::resolve) fn emit_code(
         &mut self,
         line: &[u8],
         prefix: usize,
         arch: Option<code::Arch>,
-        fault: Option<super::plan::Fault>,
+        fault: Option<crate::resolve::batch::plan::Fault>,
         out: &mut Vec<u8>,
     ) {
         let module = fault.is_some_and(|f| f.module);
@@ -104,7 +104,7 @@ impl<'a> Resolver<'_, 'a> {
                     out.push(b' ');
                     self.push_file(out, &f, Prefix::User, true);
                     out.push(b':');
-                    emit::push_u32(out, f.line);
+                    crate::resolve::print::push_u32(out, f.line);
                 }
             }
             if trapping {
@@ -160,14 +160,14 @@ impl<'a> Resolver<'_, 'a> {
                 .and_then(|ms| ms.lookup_address(addr))
                 .map(|h| h.hit);
             return Place {
-                hit: hit.as_ref().map(emit::Hit::from),
+                hit: hit.as_ref().map(crate::resolve::print::Hit::from),
                 row: row(addr, self),
             };
         }
         let a = addr.wrapping_sub(self.opts.slide);
         let hit = self.map.lookup_address(a);
         Place {
-            hit: hit.as_ref().map(emit::Hit::from),
+            hit: hit.as_ref().map(crate::resolve::print::Hit::from),
             row: row(a, self),
         }
     }

@@ -4,7 +4,7 @@
 use crate::text::hex;
 
 #[inline]
-pub(super) fn trim_end_nl(line: &[u8]) -> (&[u8], &[u8]) {
+pub(in crate::resolve) fn trim_end_nl(line: &[u8]) -> (&[u8], &[u8]) {
     let mut end = line.len();
     if end > 0 && line[end - 1] == b'\n' {
         end -= 1;
@@ -16,19 +16,19 @@ pub(super) fn trim_end_nl(line: &[u8]) -> (&[u8], &[u8]) {
 }
 
 #[inline]
-pub(super) fn is_blank(b: u8) -> bool {
+pub(in crate::resolve) fn is_blank(b: u8) -> bool {
     b == b' ' || b == b'\t'
 }
 
-pub(super) fn skip_blanks(s: &[u8], at: usize) -> usize {
+pub(in crate::resolve) fn skip_blanks(s: &[u8], at: usize) -> usize {
     at + s[at..].iter().take_while(|&&b| is_blank(b)).count()
 }
 
-pub(super) fn strip_0x(s: &[u8]) -> Option<&[u8]> {
+pub(in crate::resolve) fn strip_0x(s: &[u8]) -> Option<&[u8]> {
     s.strip_prefix(b"0x").or_else(|| s.strip_prefix(b"0X"))
 }
 
-pub(super) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+pub(in crate::resolve) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     // Log lines are short and needles a few bytes: a memchr for the first
     // byte beats building a substring searcher per call.
     let (&first, rest) = needle.split_first()?;
@@ -44,7 +44,7 @@ pub(super) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// End of the token starting at `at` (up to a blank or the end).
-pub(super) fn token_end(s: &[u8], at: usize) -> usize {
+pub(in crate::resolve) fn token_end(s: &[u8], at: usize) -> usize {
     at + s[at..]
         .iter()
         .position(|&b| is_blank(b))
@@ -52,7 +52,7 @@ pub(super) fn token_end(s: &[u8], at: usize) -> usize {
 }
 
 /// `name+0xOFF[/0xSIZE]` → (name, offset, size).
-pub(super) fn parse_sym_off(tok: &[u8]) -> Option<(&[u8], u64, Option<u64>)> {
+pub(in crate::resolve) fn parse_sym_off(tok: &[u8]) -> Option<(&[u8], u64, Option<u64>)> {
     let plus = tok.iter().rposition(|&b| b == b'+')?;
     let (name, rest) = (&tok[..plus], &tok[plus + 1..]);
     if name.is_empty() {

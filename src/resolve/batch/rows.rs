@@ -26,7 +26,7 @@ struct Slot {
 
 /// The stored rows of one v2 blob (FORMAT.md §10.1), in address order.
 #[derive(Debug, Default)]
-pub(super) struct RowTable {
+pub(in crate::resolve) struct RowTable {
     base: u64,
     slots: Vec<Slot>,
     arena: Arena,
@@ -40,7 +40,7 @@ pub(super) struct RowTable {
 impl RowTable {
     /// Decodes every stored address of `v` (about 10 ns a row); `None`
     /// when they span 4 GiB or more (then lookups go through the blob).
-    pub(super) fn new(v: &KallsymsV2<'_>) -> Option<Self> {
+    pub(in crate::resolve) fn new(v: &KallsymsV2<'_>) -> Option<Self> {
         let base = if v.stored() > 0 {
             v.stored_address(0)
         } else {
@@ -62,12 +62,12 @@ impl RowTable {
     }
 
     /// Number of stored rows.
-    pub(super) fn len(&self) -> usize {
+    pub(in crate::resolve) fn len(&self) -> usize {
         self.slots.len()
     }
 
     /// Address of stored row `j` (`j < len()`).
-    pub(super) fn address(&self, j: usize) -> u64 {
+    pub(in crate::resolve) fn address(&self, j: usize) -> u64 {
         self.base + u64::from(self.slots[j].offset)
     }
 
@@ -75,7 +75,7 @@ impl RowTable {
     /// [`KallsymsV2::rank_in`] returns), searching only `window`, which must
     /// hold the answer (an `AddressIndex` window).
     #[inline]
-    pub(super) fn rank(&self, window: Range<usize>, addr: u64) -> usize {
+    pub(in crate::resolve) fn rank(&self, window: Range<usize>, addr: u64) -> usize {
         let n = self.slots.len();
         let Some(d) = addr.checked_sub(self.base) else {
             return 0;
@@ -90,7 +90,7 @@ impl RowTable {
     /// The neighbouring row addresses [`KallsymsV2::lookup_located`] needs
     /// at `rank`, from the decoded ones.
     #[inline]
-    pub(super) fn located(&self, rank: usize) -> Located {
+    pub(in crate::resolve) fn located(&self, rank: usize) -> Located {
         let at = |i: Option<usize>| {
             i.and_then(|i| self.slots.get(i))
                 .map(|s| self.base + u64::from(s.offset))
@@ -106,7 +106,7 @@ impl RowTable {
     /// Reads the first byte of row `j`'s decoded name, if decoded (see
     /// [`Arena::touch`]).
     #[inline]
-    pub(super) fn touch_name(&self, j: usize) -> u8 {
+    pub(in crate::resolve) fn touch_name(&self, j: usize) -> u8 {
         self.slots.get(j).map_or(0, |s| self.arena.touch(s.name))
     }
 
@@ -116,7 +116,7 @@ impl RowTable {
     /// name once, and one pass over a bucket costs less than 16 names
     /// decoded one by one.
     #[inline]
-    pub(super) fn push_name(
+    pub(in crate::resolve) fn push_name(
         &mut self,
         j: usize,
         folded: bool,

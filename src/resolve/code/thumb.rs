@@ -34,7 +34,7 @@ const FLAG_SETTING: [&str; 16] = [
 
 /// The IT block in force: the conditions of the instructions still in it.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct ItBlock {
+pub(in crate::resolve) struct ItBlock {
     conds: [u8; 4],
     /// The next instruction's index in the block, and the block's length.
     at: usize,
@@ -70,7 +70,7 @@ impl ItBlock {
 
 /// objdump's spelling of a Thumb instruction of `len` bytes (`bytes` its
 /// first bytes) whose yaxpeax-arm mnemonic is `m`; `it` is updated.
-pub(super) fn spelling(m: &str, bytes: &[u8], len: usize, it: &mut ItBlock) -> String {
+pub(in crate::resolve) fn spelling(m: &str, bytes: &[u8], len: usize, it: &mut ItBlock) -> String {
     let hw = u16::from_le_bytes([bytes[0], *bytes.get(1).unwrap_or(&0)]);
     let cond = it.next();
     if len == 2 && hw & 0xff00 == 0xbf00 && hw & 0xf != 0 {

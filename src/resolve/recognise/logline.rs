@@ -18,7 +18,7 @@ use crate::text::hex;
 
 /// What a reference on a line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Found {
+pub(in crate::resolve) enum Found {
     /// A raw address in a frame position, and how the symbol is shown:
     /// `token` is the text it replaces (`0xADDR`, `[unknown]`), or an
     /// empty range where ` SYM` (`Edit::Insert`) or ` (SYM)`
@@ -39,7 +39,7 @@ pub(super) enum Found {
 
 /// How a raw address's symbol enters the line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Edit {
+pub(in crate::resolve) enum Edit {
     /// In place of the token.
     Replace,
     /// ` SYM` after the token (an empty range at its end).
@@ -53,7 +53,7 @@ pub(super) enum Edit {
 /// One reference: where its token is in the line (byte offsets) and what
 /// it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Reference {
+pub(in crate::resolve) struct Reference {
     pub from: usize,
     pub to: usize,
     pub found: Found,
@@ -61,7 +61,7 @@ pub(super) struct Reference {
 
 /// At most this many references are taken from one line; the rest of a
 /// longer line passes through unread (no real log line comes near).
-pub(super) const MAX_REFS: usize = 16;
+pub(in crate::resolve) const MAX_REFS: usize = 16;
 
 /// Words of `s` from `at`: (start, end) of each run of non-blanks.
 fn words(s: &[u8], at: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
@@ -115,7 +115,7 @@ fn core(w: &[u8]) -> (usize, usize) {
 
 /// True for `name+0xOFF/0xSIZE` (the size is what tells a kernel's `%pS`
 /// from other `+` text).
-pub(super) fn is_sym_ref(tok: &[u8]) -> bool {
+pub(in crate::resolve) fn is_sym_ref(tok: &[u8]) -> bool {
     matches!(parse_sym_off(tok), Some((_, _, Some(_))))
 }
 
@@ -132,7 +132,12 @@ fn raw_value(w: &[u8]) -> Option<(u64, Edit)> {
 /// Finds the references on `line` from byte `at` (after the log prefix),
 /// in order, into `out` (cleared first; at most [`MAX_REFS`]); `ws` is
 /// scratch space for the word boundaries (reused: no allocation per line).
-pub(super) fn scan(line: &[u8], at: usize, ws: &mut Vec<(usize, usize)>, out: &mut Vec<Reference>) {
+pub(in crate::resolve) fn scan(
+    line: &[u8],
+    at: usize,
+    ws: &mut Vec<(usize, usize)>,
+    out: &mut Vec<Reference>,
+) {
     out.clear();
     ws.clear();
     // Only lines with a `+0x`, a bracket or a pc-like field can hold one.

@@ -3,8 +3,8 @@
 //! are read by `logline.rs` behind the prefix `prefix.rs` finds.
 
 use super::bytes::*;
-use super::plan::{Lookup, Plan};
-use super::*;
+use crate::resolve::batch::plan::{Lookup, Plan};
+use crate::resolve::*;
 
 const KERNEL_DSOS: [&[u8]; 3] = [
     b" ([kernel.kallsyms])",
@@ -15,11 +15,11 @@ const KERNEL_DSOS: [&[u8]; 3] = [
 impl Resolver<'_, '_> {
     /// Decides what to do with a line, and pushes the lookups it needs
     /// onto `lookups` (and a log line's references onto `refs`).
-    pub(super) fn plan(
+    pub(in crate::resolve) fn plan(
         &mut self,
         line: &[u8],
         lookups: &mut Vec<Lookup>,
-        refs: &mut Vec<super::LineRef>,
+        refs: &mut Vec<crate::resolve::LineRef>,
     ) -> Plan {
         self.lineno += 1;
         let (body, _) = trim_end_nl(line);
@@ -151,7 +151,7 @@ impl Resolver<'_, '_> {
     /// the blob's module space holds both; a `[mod BUILDID]` whose
     /// build-id is not the blob's module's counts as a mismatch and gets
     /// no answer.
-    pub(super) fn module_ref(
+    pub(in crate::resolve) fn module_ref(
         &mut self,
         module: &[u8],
         build_id: Option<&[u8]>,
@@ -188,7 +188,7 @@ impl Resolver<'_, '_> {
 
     /// With `kaslr_from_sym`, sets the slide from the first `ADDR` +
     /// `func+0xOFF` pair whose function is in the blob.
-    pub(super) fn learn_slide(&mut self, addr: u64, sym: &[u8]) {
+    pub(in crate::resolve) fn learn_slide(&mut self, addr: u64, sym: &[u8]) {
         if !self.opts.kaslr_from_sym || self.stats.learnt_slide.is_some() {
             return;
         }

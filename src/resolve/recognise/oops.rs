@@ -3,15 +3,15 @@
 //! followed from line to line for its `Code:` line.
 
 use super::bytes::{is_blank, parse_sym_off};
-use super::code::Arch;
 use super::logline::{Found, Reference, scan};
-use super::plan::{Fault, Lookup, Plan};
 use super::prefix::prefix_len;
-use super::*;
+use crate::resolve::batch::plan::{Fault, Lookup, Plan};
+use crate::resolve::code::Arch;
+use crate::resolve::*;
 
 /// What a `func+0xOFF/0xSIZE` reference is to the blob (JSON `"status"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Status {
+pub(in crate::resolve) enum Status {
     /// The function is there and the offset lies in it, with that size.
     Ok,
     /// The function is there, but its size differs or the offset lies
@@ -22,7 +22,7 @@ pub(super) enum Status {
 }
 
 impl Status {
-    pub(super) fn as_str(self) -> &'static str {
+    pub(in crate::resolve) fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
             Status::Mismatch => "mismatch",
@@ -34,21 +34,21 @@ impl Status {
 /// A reference of a log line with what the plan learnt of it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LineRef {
-    pub(super) r: Reference,
-    pub(super) status: Status,
+    pub(in crate::resolve) r: Reference,
+    pub(in crate::resolve) status: Status,
     /// The runtime address it stands for, when known (JSON `"addr"`).
-    pub(super) addr: Option<u64>,
+    pub(in crate::resolve) addr: Option<u64>,
     /// Its lookup is in the module space.
-    pub(super) module: bool,
+    pub(in crate::resolve) module: bool,
     /// Its space has source lines for it: the line is printed as
     /// decode_stacktrace.sh prints it.
-    pub(super) decodable: bool,
+    pub(in crate::resolve) decodable: bool,
 }
 
 /// The report state that carries over lines: which architecture printed
 /// it, and where it faulted (for the `Code:` line that follows).
 #[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Report {
+pub(in crate::resolve) struct Report {
     pub arch: Option<Arch>,
     pub fault: Option<Fault>,
 }
@@ -86,7 +86,7 @@ fn is_fault_line(msg: &[u8]) -> bool {
 
 impl Resolver<'_, '_> {
     /// Plans a line that is neither a bare address nor a perf frame.
-    pub(super) fn log_line(
+    pub(in crate::resolve) fn log_line(
         &mut self,
         body: &[u8],
         lookups: &mut Vec<Lookup>,
@@ -98,7 +98,7 @@ impl Resolver<'_, '_> {
             self.report.arch = Some(a);
         }
         // Without the decoder a `Code:` line passes through as it is.
-        if cfg!(feature = "disasm") && super::code::is_code_line(msg) {
+        if cfg!(feature = "disasm") && crate::resolve::code::is_code_line(msg) {
             return Plan::Code {
                 prefix,
                 arch: self.opts.arch.or(self.report.arch),
@@ -269,7 +269,7 @@ impl Resolver<'_, '_> {
 /// with odds near 2^-29 even at the cache's full size, and the cost of
 /// one is a wrong `"status"`, never a wrong symbol printed.
 #[derive(Debug, Default)]
-pub(super) struct SymbolCache {
+pub(in crate::resolve) struct SymbolCache {
     map: std::collections::HashMap<u64, Option<(u64, Option<u64>)>>,
 }
 

@@ -23,6 +23,11 @@
 // Without the decoder (feature `disasm`) only `Arch` is used: `--arch`.
 #![cfg_attr(not(feature = "disasm"), allow(dead_code))]
 
+#[cfg(feature = "disasm")]
+pub(super) mod disasm;
+#[cfg(feature = "disasm")]
+mod thumb;
+
 use std::fmt::Write as _;
 
 /// An instruction set a `Code:` line is disassembled as.
@@ -63,14 +68,14 @@ impl Arch {
 }
 
 /// True for a message that starts with `Code: ` (after blanks).
-pub(super) fn is_code_line(msg: &[u8]) -> bool {
+pub(in crate::resolve) fn is_code_line(msg: &[u8]) -> bool {
     let m = &msg[msg.iter().take_while(|&&b| b == b' ' || b == b'\t').count()..];
     m.starts_with(b"Code: ")
 }
 
 /// The bytes of a `Code:` line, in memory order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct CodeBytes {
+pub(in crate::resolve) struct CodeBytes {
     pub bytes: Vec<u8>,
     /// Digits per token: 2 (bytes), 4 (half-words) or 8 (words).
     pub width: usize,
@@ -80,7 +85,7 @@ pub(super) struct CodeBytes {
 
 /// Reads the tokens after `Code: ` in `msg`; `None` when they are not
 /// all hex of one width (2, 4 or 8 digits), at most one marked.
-pub(super) fn parse(msg: &[u8]) -> Option<CodeBytes> {
+pub(in crate::resolve) fn parse(msg: &[u8]) -> Option<CodeBytes> {
     let at = bstr::ByteSlice::find(msg, b"Code: ")? + 6;
     let mut out = CodeBytes {
         bytes: Vec::with_capacity(64),
@@ -122,7 +127,7 @@ pub(super) fn parse(msg: &[u8]) -> Option<CodeBytes> {
 /// The instruction set to disassemble `code` as, given the report's
 /// architecture (or `--arch`): the token width decides where the report
 /// does not, and a width the architecture never prints refuses.
-pub(super) fn mode(arch: Option<Arch>, width: usize) -> Option<Mode> {
+pub(in crate::resolve) fn mode(arch: Option<Arch>, width: usize) -> Option<Mode> {
     Some(match (arch, width) {
         (Some(Arch::X86_64) | None, 2) => Mode::X86_64,
         (Some(Arch::Arm64) | None, 8) => Mode::Arm64,
@@ -135,7 +140,7 @@ pub(super) fn mode(arch: Option<Arch>, width: usize) -> Option<Mode> {
 
 /// A disassembler state: an [`Arch`] with ARM's two instruction sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Mode {
+pub(in crate::resolve) enum Mode {
     X86_64,
     Arm64,
     Arm,
@@ -144,7 +149,7 @@ pub(super) enum Mode {
 }
 
 impl Mode {
-    pub(super) fn arch(self) -> Arch {
+    pub(in crate::resolve) fn arch(self) -> Arch {
         match self {
             Mode::X86_64 => Arch::X86_64,
             Mode::Arm64 => Arch::Arm64,
@@ -157,7 +162,7 @@ impl Mode {
 /// One decoded instruction: its length in bytes and objdump-style text
 /// (`mnemonic\toperands` on RISC machines, `mnemonic  operands` on x86).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Insn {
+pub(in crate::resolve) struct Insn {
     pub len: usize,
     pub text: String,
 }
@@ -165,7 +170,7 @@ pub(super) struct Insn {
 /// `objdump`'s byte column for one instruction's `bytes` in `mode`:
 /// bytes (x86), one word (arm64, ARM, a 4-byte RISC-V instruction) or
 /// half-words (Thumb), each word or half-word as a little-endian value.
-pub(super) fn push_hex(out: &mut Vec<u8>, mode: Mode, bytes: &[u8]) {
+pub(in crate::resolve) fn push_hex(out: &mut Vec<u8>, mode: Mode, bytes: &[u8]) {
     let unit = match mode {
         Mode::X86_64 => 1,
         Mode::Arm64 | Mode::Arm => 4,
@@ -207,7 +212,6 @@ impl std::fmt::Write for HexOut<'_> {
 
 #[cfg(all(test, feature = "disasm"))]
 mod tests {
-    use super::super::disasm::*;
     use super::*;
 
     #[test]
@@ -236,24 +240,5 @@ mod tests {
         ] {
             assert_eq!(parse(bad), None, "{}", String::from_utf8_lossy(bad));
         }
-    }
-
-    #[test]
-    fn each_instruction_set_decodes_as_objdump_spells_it() {
-        let x = disassemble(Mode::X86_64, &[0x48, 0x89, 0xe5, 0x0f, 0x0b, 0x48], 0);
-        let t: Vec<_> = x.iter().map(|(o, i)| (*o, i.text.as_str())).collect();
-        assert_eq!(t, vec![(0, "mov    %rsp,%rbp"), (3, "ud2"), (5, "rex.W")]);
-        let a = disassemble(Mode::Arm64, &[0x00, 0x00, 0x21, 0xd4], 0);
-        assert_eq!(a[0].1.text, "brk\t#0x800");
-        let r = disassemble(Mode::Riscv64, &[0x02, 0x90, 0x82, 0x80], 0);
-        let t: Vec<_> = r.iter().map(|(_, i)| i.text.as_str()).collect();
-        assert_eq!(t, vec!["ebreak", "ret"]);
-        // An STRD of r15 and "r16": yaxpeax-arm would panic.
-        let w = disassemble(Mode::Arm, &0x1101_fef0u32.to_le_bytes(), 0);
-        assert_eq!(w[0].1.text, ".word\t0x1101fef0");
-        let th = disassemble(Mode::Thumb, &[0x02, 0xde], 0);
-        assert_eq!(th[0].1.len, 2);
-        assert_eq!(mode(None, 4), None);
-        assert_eq!(mode(Some(Arch::Arm), 4), Some(Mode::Thumb));
     }
 }

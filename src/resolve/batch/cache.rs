@@ -13,7 +13,7 @@ use crate::blob::v2::source_lines::read::SourceRow;
 /// id, or beside an address, the row table of `rows.rs`); 4 bytes keep that
 /// table small enough to stay in cache.
 #[derive(Debug, Default)]
-pub(super) struct Arena {
+pub(in crate::resolve) struct Arena {
     bytes: Vec<u8>,
     /// A string decoded past 4 GiB of arena, which no entry can reach:
     /// decoded again on every use (only a damaged blob gets there).
@@ -24,7 +24,11 @@ impl Arena {
     /// The bytes of entry `e`, decoded by `fill` (which appends them) when
     /// `*e` is 0.
     #[inline]
-    pub(super) fn get(&mut self, e: &mut u32, fill: impl FnOnce(&mut Vec<u8>)) -> &[u8] {
+    pub(in crate::resolve) fn get(
+        &mut self,
+        e: &mut u32,
+        fill: impl FnOnce(&mut Vec<u8>),
+    ) -> &[u8] {
         if *e == 0 {
             let at = self.bytes.len();
             let Ok(entry) = u32::try_from(at + 1) else {
@@ -42,7 +46,7 @@ impl Arena {
 
     /// Adds `bytes` and returns their entry (0 when the arena is past
     /// 4 GiB: the caller decodes again next time).
-    pub(super) fn insert(&mut self, bytes: &[u8]) -> u32 {
+    pub(in crate::resolve) fn insert(&mut self, bytes: &[u8]) -> u32 {
         let at = self.bytes.len();
         let Ok(entry) = u32::try_from(at + 1) else {
             return 0;
@@ -68,7 +72,7 @@ impl Arena {
 
     /// The bytes of entry `e`, which is not 0.
     #[inline]
-    pub(super) fn bytes(&self, e: u32) -> &[u8] {
+    pub(in crate::resolve) fn bytes(&self, e: u32) -> &[u8] {
         let at = e as usize - 1;
         let (len, start) = match u16::from_le_bytes([self.bytes[at], self.bytes[at + 1]]) {
             u16::MAX => {
@@ -83,7 +87,7 @@ impl Arena {
     /// Reads the header of entry `e` (nothing when not decoded), so that a
     /// batch of lookups overlaps the cache misses of its strings.
     #[inline]
-    pub(super) fn touch(&self, e: u32) -> u8 {
+    pub(in crate::resolve) fn touch(&self, e: u32) -> u8 {
         (e as usize)
             .checked_sub(1)
             .and_then(|at| self.bytes.get(at))
@@ -94,7 +98,12 @@ impl Arena {
     /// Appends `name` to `out`, through entry `e` when it is a v2 name (its
     /// stored bytes: a folded symbol's `__pfx_` is not part of them).
     #[inline]
-    pub(super) fn push_name(&mut self, e: &mut u32, out: &mut Vec<u8>, name: &Name<'_>) {
+    pub(in crate::resolve) fn push_name(
+        &mut self,
+        e: &mut u32,
+        out: &mut Vec<u8>,
+        name: &Name<'_>,
+    ) {
         let Some(c) = name.coded() else {
             return name.extend_into(out);
         };
@@ -107,7 +116,7 @@ impl Arena {
 
 /// Strings of the `lines` section decoded once, by id.
 #[derive(Debug, Default)]
-pub(super) struct DecodedCache {
+pub(in crate::resolve) struct DecodedCache {
     at: Vec<u32>,
     arena: Arena,
 }
@@ -115,7 +124,7 @@ pub(super) struct DecodedCache {
 impl DecodedCache {
     /// The bytes of `id`, decoded by `fill` on first use.
     #[inline]
-    pub(super) fn get(&mut self, id: u32, fill: impl FnOnce(&mut Vec<u8>)) -> &[u8] {
+    pub(in crate::resolve) fn get(&mut self, id: u32, fill: impl FnOnce(&mut Vec<u8>)) -> &[u8] {
         let id = id as usize;
         if id >= self.at.len() {
             self.at.resize(id + 1, 0);
@@ -128,7 +137,7 @@ impl DecodedCache {
 /// lookups are few (the kernel's go through the row table of `rows.rs`).
 /// Grows to at most the raw names' size.
 #[derive(Debug, Default)]
-pub(super) struct NameCache {
+pub(in crate::resolve) struct NameCache {
     at: Vec<u32>,
     arena: Arena,
 }
@@ -136,7 +145,7 @@ pub(super) struct NameCache {
 impl NameCache {
     /// An empty cache with a slot per stored row (`stored`), so lookups
     /// never grow it slot by slot.
-    pub(super) fn with_slots(stored: usize) -> Self {
+    pub(in crate::resolve) fn with_slots(stored: usize) -> Self {
         NameCache {
             at: vec![0; stored],
             arena: Arena::default(),
@@ -145,7 +154,7 @@ impl NameCache {
 
     /// Appends `name` to `out`, from the cache when it holds it.
     #[inline]
-    pub(super) fn push(&mut self, out: &mut Vec<u8>, name: &Name<'_>) {
+    pub(in crate::resolve) fn push(&mut self, out: &mut Vec<u8>, name: &Name<'_>) {
         let Some(rank) = name.coded().map(|c| c.key().0) else {
             return name.extend_into(out);
         };
@@ -160,7 +169,7 @@ impl NameCache {
 /// repeat a few thousand return addresses, and decoding a row block costs
 /// more than a probe.
 #[derive(Debug)]
-pub(super) struct RowCache {
+pub(in crate::resolve) struct RowCache {
     /// `(address + 1, row)`; address 0 + 1 never collides with an empty slot.
     slots: Vec<(u64, Option<SourceRow>)>,
 }
@@ -182,13 +191,13 @@ impl RowCache {
     }
 
     #[inline]
-    pub(super) fn get(&self, addr: u64) -> Option<Option<SourceRow>> {
+    pub(in crate::resolve) fn get(&self, addr: u64) -> Option<Option<SourceRow>> {
         let (k, r) = self.slots[Self::slot(addr)];
         (k == addr.wrapping_add(1)).then_some(r)
     }
 
     #[inline]
-    pub(super) fn put(&mut self, addr: u64, row: Option<SourceRow>) {
+    pub(in crate::resolve) fn put(&mut self, addr: u64, row: Option<SourceRow>) {
         self.slots[Self::slot(addr)] = (addr.wrapping_add(1), row);
     }
 }

@@ -1,0 +1,16 @@
+//! ELF input, in one home: what the tools read from an ELF file (a
+//! vmlinux, a kernel module, a bare-metal kernel) and the one thing they
+//! write into one. Each reads through the `object` crate and gimli's
+//! (ELF spec, System V gABI; DWARF 4 and 5).
+//!
+//! - [`symbols`]: the text bounds of an ELF's executable sections and its
+//!   build-id note;
+//! - [`dwarf`]: DWARF line programs and inline trees to a source table;
+//! - [`kmod`]: kernel modules: sections laid out, DWARF relocated, their
+//!   symbols and lines for the module space;
+//! - [`patch`]: a blob written into an ELF image's reserved section.
+
+pub mod dwarf;
+pub mod kmod;
+pub mod patch;
+pub mod symbols;
