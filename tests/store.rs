@@ -1,4 +1,4 @@
-//! Blob stores (README "Many kernels"): `ksym-pack --store`, and
+//! Blob stores (docs/stores.md): `ksym-pack --store`, and
 //! `ksym-resolve --store` picking each trace's kernel, against real
 //! servers: python3's `http.server` over a store directory, elfutils'
 //! `debuginfod` serving an ELF file's `.ksym` section and a `cc -g`

@@ -29,7 +29,7 @@ impl AlignedBlob {
     /// Reads the file at `path` into an aligned buffer. Reading, not
     /// mapping: a blob that another process truncates or rewrites while we
     /// use it cannot kill us with SIGBUS, and a torn read fails validation
-    /// (README "Reading blobs").
+    /// (docs/packing.md "Reading blobs").
     ///
     /// Errors: the file cannot be opened or read.
     pub fn read_file(path: &Path) -> io::Result<Self> {
