@@ -95,22 +95,72 @@ fn plain_bracket(w: &[u8]) -> Option<u64> {
     (inner.len() >= 8).then(|| hex::parse_u64(inner)).flatten()
 }
 
-/// The core of a word that may be a reference: less `(`, `)` and `,`
-/// around it and a hex segment `0010:` before it; (start, end) in `w`.
+/// The core of a word that may be a reference, (start, end) in `w`: a
+/// `name+0xOFF/0xSIZE` inside it ([`sym_span`]), or else the word less
+/// `(`, `)`, `,` and `;` around it and a hex segment `0010:` before it.
 fn core(w: &[u8]) -> (usize, usize) {
-    let mut a = usize::from(w.first() == Some(&b'('));
+    if let Some(span) = sym_span(w) {
+        return span;
+    }
+    let a = usize::from(w.first() == Some(&b'('));
     let mut b = w.len();
     while b > a && matches!(w[b - 1], b')' | b',' | b';') {
         b -= 1;
     }
-    if let Some(c) = w[a..b].iter().position(|&x| x == b':')
-        && c > 0
-        && c <= 4
-        && w[a..a + c].iter().all(u8::is_ascii_hexdigit)
-    {
-        a += c + 1;
+    (a + segment(&w[a..b]), b.max(a))
+}
+
+/// The length of an x86 segment `0010:` at the start of `w` (1 to 4 hex
+/// digits and one colon, not Rust's `::`), or 0.
+fn segment(w: &[u8]) -> usize {
+    match w.iter().position(|&x| x == b':') {
+        Some(c)
+            if c > 0
+                && c <= 4
+                && w.get(c + 1) != Some(&b':')
+                && w[..c].iter().all(u8::is_ascii_hexdigit) =>
+        {
+            c + 1
+        }
+        _ => 0,
     }
-    (a, b.max(a))
+}
+
+/// Where a `name+0xOFF/0xSIZE` stands inside the word `w`, whatever a
+/// writer put around it: brackets, parentheses, quotes, Markdown's
+/// backticks, an assignment (`apic->send_IPI[f+0x0/0x40]`, `` `f+…` ``,
+/// `"f+…"`, `'f+…'`, `<f+…>`, `a(f+…)`, `x=f+…`), or punctuation after it
+/// (`f+0x1/0x2:`, `f+0x1/0x2.`). The name starts after the last byte that
+/// no kernel symbol holds (`([{"'` `` ` `` `=,;|`) and after a segment; a
+/// `<` that opens more than the name closes is the writer's. The size's
+/// hex digits end it.
+fn sym_span(w: &[u8]) -> Option<(usize, usize)> {
+    let plus = find(w, b"+0x")?;
+    let digits = |from: usize| {
+        from + w[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_hexdigit())
+            .count()
+    };
+    let off_end = digits(plus + 3);
+    if off_end == plus + 3 || !w[off_end..].starts_with(b"/0x") {
+        return None;
+    }
+    let end = digits(off_end + 3);
+    if end == off_end + 3 {
+        return None;
+    }
+    let mut start = w[..plus]
+        .iter()
+        .rposition(|b| b"([{\"'`=,;|".contains(b))
+        .map_or(0, |i| i + 1);
+    start += segment(&w[start..plus]);
+    let name = &w[start..plus];
+    let opens = name.iter().filter(|&&b| b == b'<').count();
+    if name.first() == Some(&b'<') && opens > name.iter().filter(|&&b| b == b'>').count() {
+        start += 1;
+    }
+    (start < plus).then_some((start, end))
 }
 
 /// True for `name+0xOFF/0xSIZE` (the size is what tells a kernel's `%pS`
@@ -391,6 +441,35 @@ mod tests {
 
     fn s(t: &str, k: char, a: Option<u64>) -> Seen {
         (t.into(), k, a)
+    }
+
+    /// Issue 33: references inside brackets, quotes and assignments keep
+    /// only their own bytes, never a writer's punctuation in the name.
+    #[test]
+    fn references_inside_punctuation() {
+        let f = "default_send_IPI_single+0x0/0x40";
+        for line in [
+            format!("apic->send_IPI[{f}]"),
+            format!("pasted as `{f}` here"),
+            format!("\"{f}\""),
+            format!("'{f}'"),
+            format!("<{f}>"),
+            format!("a({f})"),
+            format!("x={f}"),
+            format!("at {f}:"),
+            format!("in {f}."),
+            format!("RIP: 0010:{f},"),
+        ] {
+            assert_eq!(refs(&line), vec![s(f, 'S', None)], "{line}");
+        }
+        // A Rust name's own brackets and colons stay.
+        let r = "drop_in_place<alloc::vec::Vec<u8>>+0x1/0x2";
+        assert_eq!(refs(&format!(" {r}")), vec![s(r, 'S', None)]);
+        assert_eq!(refs(&format!(" <{r}>")), vec![s(r, 'S', None)]);
+        let c = "fe::core::f+0x1/0x2";
+        assert_eq!(refs(&format!(" {c}")), vec![s(c, 'S', None)]);
+        // No size, or no name: not a %pS reference.
+        assert_eq!(refs("x=f+0x10 and (+0x1/0x2)"), vec![]);
     }
 
     #[test]
