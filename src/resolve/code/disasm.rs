@@ -68,9 +68,150 @@ fn finish(mode: Mode, text: &str) -> String {
     let m = objdump_spelling(mode, m).unwrap_or(m);
     match (mode, ops.is_empty()) {
         (_, true) => m.to_string(),
-        (Mode::X86_64, false) => format!("{m:<6} {ops}"),
+        (Mode::X86_64, false) => {
+            // After prefix words (`rep stos`, `cs nopw`) the mnemonic is
+            // the operands' first word.
+            let (m, ops) = match ops.split_once(' ') {
+                Some((inner, rest)) if x86_prefix_word(m) => (format!("{m} {inner}"), rest),
+                _ => (m.to_string(), ops),
+            };
+            let last = m.rsplit(' ').next().unwrap_or(&m);
+            format!("{m:<6} {}", unit_scale(&x86_operands(last, ops)))
+        }
         _ => format!("{m}\t{ops}"),
     }
+}
+
+/// objdump's words for prefixes that 64-bit mode ignores, before iced's
+/// text: a `cs`, `ds`, `es` or `ss` override is a word (`cs nopw
+/// 0x0(%rax,%rax,1)`, `ds mov (%rax),%rax`), not iced's `%cs:` on the
+/// operand, and each `66` after the first is `data16` (`data16 cs nopw`,
+/// the padding compilers emit).
+fn x86_prefix_words(bytes: &[u8], text: &str) -> String {
+    let prefixes = &bytes[..bytes
+        .iter()
+        .take_while(|&&b| x86_prefix(b).is_some())
+        .count()];
+    let mut words = String::new();
+    let extra_66 = prefixes
+        .iter()
+        .filter(|&&b| b == 0x66)
+        .count()
+        .saturating_sub(1);
+    for _ in 0..extra_66 {
+        words.push_str("data16 ");
+    }
+    let mut text = text.to_string();
+    for (b, seg) in [(0x2e, "cs"), (0x3e, "ds"), (0x26, "es"), (0x36, "ss")] {
+        if prefixes.contains(&b) {
+            text = text.replacen(&format!("%{seg}:"), "", 1);
+            words.push_str(seg);
+            words.push(' ');
+        }
+    }
+    words + &text
+}
+
+/// A prefix word iced writes before the mnemonic.
+fn x86_prefix_word(w: &str) -> bool {
+    matches!(
+        w,
+        "rep"
+            | "repe"
+            | "repz"
+            | "repne"
+            | "repnz"
+            | "lock"
+            | "cs"
+            | "ds"
+            | "es"
+            | "ss"
+            | "fs"
+            | "gs"
+            | "data16"
+            | "addr32"
+            | "xacquire"
+            | "xrelease"
+            | "notrack"
+            | "bnd"
+    ) || w.starts_with("rex")
+}
+
+/// True when no bytes after `bytes` could make its first instruction
+/// valid: objdump's `(bad)`, not the `.byte` of a cut-off one. Decoded
+/// again with each of a few 15-byte tails (the longest x86 instruction):
+/// zeros, `e1` and `90` bytes, which complete a VEX prefix, and the
+/// rest of an EVEX or a VEX `vmovups`.
+fn x86_bad(bytes: &[u8]) -> bool {
+    const TAILS: [[u8; 15]; 5] = [
+        [0x00; 15],
+        [0xe1; 15],
+        [0x90; 15],
+        [0xf1, 0x7c, 0x48, 0x10, 0xc0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        [0x10, 0xc0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    ];
+    let n = bytes.len().min(15);
+    TAILS.iter().all(|tail| {
+        let mut padded = [0u8; 30];
+        padded[..n].copy_from_slice(&bytes[..n]);
+        padded[n..n + 15].copy_from_slice(tail);
+        iced_x86::Decoder::new(64, &padded[..n + 15], iced_x86::DecoderOptions::NONE)
+            .decode()
+            .is_invalid()
+    })
+}
+
+/// objdump's operands of string and port instructions: the segment of
+/// `(%rdi)` (`%es:`) and `(%rsi)` (`%ds:`), and `(%dx)` for the port.
+fn x86_operands(mnemonic: &str, ops: &str) -> String {
+    let base = mnemonic.trim_end_matches(['b', 'w', 'l', 'q']);
+    let string = matches!(
+        base,
+        "lods" | "stos" | "scas" | "movs" | "cmps" | "ins" | "outs"
+    ) && mnemonic.len() <= base.len() + 1;
+    let port = string && matches!(base, "ins" | "outs") || matches!(mnemonic, "in" | "out");
+    let mut out = String::with_capacity(ops.len() + 8);
+    for (k, op) in ops.split(',').enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        match op {
+            "%dx" if port => out.push_str("(%dx)"),
+            "(%rdi)" | "(%edi)" if string => {
+                out.push_str("%es:");
+                out.push_str(op);
+            }
+            "(%rsi)" | "(%esi)" if string => {
+                out.push_str("%ds:");
+                out.push_str(op);
+            }
+            _ => out.push_str(op),
+        }
+    }
+    out
+}
+
+/// AT&T memory operands with an index and no scale get objdump's `,1`:
+/// `(%rcx,%rsi)` becomes `(%rcx,%rsi,1)` (iced's `always_show_scale`
+/// would also write `(%rsi,)` where there is no index).
+fn unit_scale(ops: &str) -> String {
+    let mut out = String::with_capacity(ops.len() + 2);
+    let mut rest = ops;
+    while let Some(open) = rest.find('(') {
+        let Some(len) = rest[open..].find(')') else {
+            break;
+        };
+        let inner = &rest[open + 1..open + len];
+        out.push_str(&rest[..open + len]);
+        let parts: Vec<&str> = inner.split(',').collect();
+        if parts.len() == 2 && parts[1].starts_with('%') {
+            out.push_str(",1");
+        }
+        out.push(')');
+        rest = &rest[open + len + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Decodes the instruction at the start of `bytes`, located at `ip`.
@@ -83,12 +224,38 @@ pub(in crate::resolve) fn decode(mode: Mode, bytes: &[u8], ip: u64) -> Insn {
             let mut d = iced_x86::Decoder::with_ip(64, bytes, ip, iced_x86::DecoderOptions::NONE);
             let ins = d.decode();
             if ins.is_invalid() {
-                let text = match (x86_prefix(bytes[0]), d.last_error()) {
-                    (Some(p), _) => p.to_string(),
-                    (None, iced_x86::DecoderError::NoMoreBytes) => {
-                        format!(".byte 0x{:x}", bytes[0])
+                // objdump prints prefixes before an opcode that is no
+                // instruction as one row: `48 37  rex.W (bad)`, `66 48 37
+                // data16 rex.W (bad)`; before a cut-off one, a row each.
+                let k = bytes
+                    .iter()
+                    .take_while(|&&b| x86_prefix(b).is_some())
+                    .count();
+                if k > 0 && k < bytes.len() {
+                    let mut rest =
+                        iced_x86::Decoder::new(64, &bytes[k..], iced_x86::DecoderOptions::NONE);
+                    if rest.decode().is_invalid() && x86_bad(&bytes[k..]) {
+                        let mut text = String::new();
+                        for p in bytes[..k].iter().filter_map(|&b| x86_prefix(b)) {
+                            text.push_str(p);
+                            text.push(' ');
+                        }
+                        text.push_str("(bad)");
+                        return Insn { len: k + 1, text };
                     }
-                    (None, _) => "(bad)".to_string(),
+                }
+                // A last byte whose opcode wants more (a ModRM, say) is
+                // `.byte` to objdump, even where no more would do (`82`);
+                // the opcodes 64-bit mode dropped are `(bad)` alone.
+                const GONE: [u8; 19] = [
+                    0x06, 0x07, 0x0e, 0x16, 0x17, 0x1e, 0x1f, 0x27, 0x2f, 0x37, 0x3f, 0x60, 0x61,
+                    0xce, 0xd4, 0xd5, 0xd6, 0x9a, 0xea,
+                ];
+                let cut = bytes.len() == 1 && !GONE.contains(&bytes[0]);
+                let text = match x86_prefix(bytes[0]) {
+                    Some(p) => p.to_string(),
+                    None if !cut && x86_bad(bytes) => "(bad)".to_string(),
+                    None => format!(".byte 0x{:x}", bytes[0]),
                 };
                 return Insn { len: 1, text };
             }
@@ -98,11 +265,60 @@ pub(in crate::resolve) fn decode(mode: Mode, bytes: &[u8], ip: u64) -> Insn {
             o.set_branch_leading_zeros(false);
             o.set_leading_zeros(false);
             o.set_rip_relative_addresses(true);
+            // binutils 2.40 spells: `$0x4`, not `$4`; `(%rcx,%rsi,1)`;
+            // `0x0(%rax,%rax,1)` where a zero displacement is encoded.
+            o.set_small_hex_numbers_in_decimal(false);
+            o.set_show_zero_displacements(true);
+            // An unused REX (`rex.R and $0x4,%al`), as objdump shows it.
+            o.set_show_useless_prefixes(true);
             let mut text = String::new();
             f.format(&ins, &mut text);
+            let own = &bytes[..ins.len()];
+            let opcode_at = own.iter().take_while(|&&b| x86_prefix(b).is_some()).count();
+            match own.get(opcode_at) {
+                // Shifts and rotates by one: objdump leaves the count out.
+                Some(0xd0 | 0xd1) => text = text.replacen("$0x1,", "", 1),
+                // imul's three operands even when two are one register.
+                Some(0x69 | 0x6b) if text.matches(',').count() == 1 => {
+                    let last = text.rsplit(',').next().unwrap_or_default().to_string();
+                    text = format!("{text},{last}");
+                }
+                _ => {}
+            }
+            // A REX before another prefix is ignored: its own row.
+            if opcode_at > 1 && (0x40..=0x4f).contains(&own[0]) {
+                return Insn {
+                    len: 1,
+                    text: x86_prefix(own[0]).unwrap_or("rex").to_string(),
+                };
+            }
+            // A REX prefix with a bit the instruction does not use is a
+            // word (`rex.R push %rax`, `rex.RX sbb %r8b,(%rax)`): the text
+            // is the same without that bit (or, for a bare `rex`, without
+            // the byte).
+            if opcode_at > 0 && (0x40..=0x4f).contains(&own[opcode_at - 1]) {
+                let rex = own[opcode_at - 1];
+                let mut same = |bytes: &[u8]| {
+                    let mut d =
+                        iced_x86::Decoder::with_ip(64, bytes, ip, iced_x86::DecoderOptions::NONE);
+                    let other = d.decode();
+                    let mut t = String::new();
+                    f.format(&other, &mut t);
+                    !other.is_invalid() && other.len() == bytes.len() && t == text
+                };
+                let mut probe = own.to_vec();
+                let unused_bit = [8u8, 4, 2, 1].iter().filter(|&&b| rex & b != 0).any(|&b| {
+                    probe[opcode_at - 1] = rex & !b;
+                    same(&probe)
+                });
+                probe.remove(opcode_at - 1);
+                if unused_bit || (rex == 0x40 && same(&probe)) {
+                    text = format!("{} {text}", x86_prefix(rex).unwrap_or("rex"));
+                }
+            }
             Insn {
                 len: ins.len(),
-                text: finish(mode, &text),
+                text: finish(mode, &x86_prefix_words(own, &text)),
             }
         }
         Mode::Arm64 => {
@@ -204,17 +420,20 @@ pub(in crate::resolve) const ZEROES: &str = "...";
 
 /// The instructions of `bytes` from offset 0, as (offset, instruction).
 /// Runs of zero bytes are skipped as objdump skips them (binutils'
-/// `disassemble_bytes`, without `--disassemble-zeroes`): 3 or more at the
-/// end, 8 or more (in multiples of 4) elsewhere, each as one [`ZEROES`]
-/// entry.
+/// `disassemble_bytes`, without `--disassemble-zeroes`: its
+/// `skip_zeroes` 8 and `skip_zeroes_at_end` 3): 8 or more anywhere (in
+/// multiples of 4 unless they reach the end), and 1 or 2 that end the
+/// bytes, each as one [`ZEROES`] entry; a last run of 3 to 7 is
+/// disassembled.
 pub(in crate::resolve) fn disassemble(mode: Mode, bytes: &[u8], ip: u64) -> Vec<(usize, Insn)> {
     let mut out = Vec::new();
     let mut at = 0;
     let mut it = super::thumb::ItBlock::default();
     while at < bytes.len() {
         let z = bytes[at..].iter().take_while(|&&b| b == 0).count();
-        let skip = if at + z == bytes.len() { z } else { z & !3 };
-        if (at + z == bytes.len() && z >= 3) || z >= 8 {
+        let at_end = at + z == bytes.len();
+        let skip = if at_end { z } else { z & !3 };
+        if z >= 8 || (at_end && (1..3).contains(&z)) {
             out.push((
                 at,
                 Insn {
@@ -264,5 +483,71 @@ mod tests {
         assert_eq!(th[0].1.len, 2);
         assert_eq!(mode(None, 4), None);
         assert_eq!(mode(Some(Arch::Arm), 4), Some(Mode::Thumb));
+    }
+
+    /// Rows as (offset, text), for comparison with objdump's.
+    fn rows(bytes: &[u8]) -> Vec<(usize, String)> {
+        disassemble(Mode::X86_64, bytes, 0)
+            .into_iter()
+            .map(|(o, i)| (o, i.text))
+            .collect()
+    }
+
+    /// What binutils 2.40's `objdump -D -b binary -m i386:x86-64` printed
+    /// for the same bytes (issue 33).
+    #[test]
+    fn zero_runs_and_bad_opcodes_as_objdump_prints_them() {
+        let nop = (0, "nop".to_string());
+        let dots = |o| (o, ZEROES.to_string());
+        let add = |o| (o, "add    %al,(%rax)".to_string());
+        // A last run of 1 or 2 zeros is skipped; 3 to 7 are decoded; 8 or
+        // more are skipped.
+        assert_eq!(rows(&[0x90, 0]), vec![nop.clone(), dots(1)]);
+        assert_eq!(rows(&[0x90, 0, 0]), vec![nop.clone(), dots(1)]);
+        assert_eq!(rows(&[0x90, 0, 0, 0]), vec![nop.clone(), add(1), dots(3)]);
+        assert_eq!(
+            rows(&[0x90, 0, 0, 0, 0, 0, 0, 0]),
+            vec![nop.clone(), add(1), add(3), add(5), dots(7)]
+        );
+        assert_eq!(
+            rows(&[0x90, 0, 0, 0, 0, 0, 0, 0, 0]),
+            vec![nop.clone(), dots(1)]
+        );
+        assert_eq!(
+            rows(&[0x48, 0x8b, 0x94, 0x24, 0x98, 0, 0]),
+            [
+                (0, "rex.W"),
+                (1, ".byte 0x8b"),
+                (2, "xchg   %eax,%esp"),
+                (3, "and    $0x98,%al")
+            ]
+            .iter()
+            .map(|&(o, t)| (o, t.to_string()))
+            .chain([dots(5)])
+            .collect::<Vec<_>>()
+        );
+        // Prefixes before an opcode that is none: one row.
+        let t = |r: &[(usize, &str)]| {
+            r.iter()
+                .map(|&(o, t)| (o, t.to_string()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            rows(&[0x90, 0x48, 0x37, 0x90]),
+            t(&[(0, "nop"), (1, "rex.W (bad)"), (3, "nop")])
+        );
+        assert_eq!(
+            rows(&[0x66, 0x48, 0x37, 0x90]),
+            t(&[(0, "data16 rex.W (bad)"), (3, "nop")])
+        );
+        assert_eq!(
+            rows(&[0x48, 0x06, 0x90]),
+            t(&[(0, "rex.W (bad)"), (2, "nop")])
+        );
+        // Before a cut-off instruction, a row each.
+        assert_eq!(
+            rows(&[0x66, 0x48, 0x8b]),
+            t(&[(0, "data16"), (1, "rex.W"), (2, ".byte 0x8b")])
+        );
     }
 }

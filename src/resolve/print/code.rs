@@ -173,9 +173,12 @@ impl<'a> Resolver<'_, 'a> {
     }
 
     /// `{"line":N,"arch":…,"instructions":[{"offset":N,"bytes":"…",
-    /// "text":"…","trapping":bool[,"addr","name","frames"]},…]}`:
-    /// `offset` counts bytes from the line's first, `bytes` is hex in
-    /// memory order.
+    /// "text":"…","trapping":bool[,"addr","name","frames"]},…]
+    /// [,"faulting":[…]]}`: `offset` counts bytes from the line's first,
+    /// `bytes` is hex in memory order. `instructions` is `All code`;
+    /// `faulting`, when the line marks the trapping byte, is the decode
+    /// from that byte (decodecode's second view), its first instruction
+    /// the trapping one: `All code` may straddle it.
     fn code_json(
         &mut self,
         mode: Mode,
@@ -195,35 +198,73 @@ impl<'a> Resolver<'_, 'a> {
             if k > 0 {
                 out.push(b',');
             }
-            let _ = write!(out, "{{\"offset\":{off},\"bytes\":\"");
-            for b in &c.bytes[*off..(*off + insn.len).min(c.bytes.len())] {
-                let _ = write!(out, "{b:02x}");
-            }
-            out.extend_from_slice(b"\",\"text\":");
-            let _ = serde_json::to_writer(&mut *out, &insn.text.replace('\t', " "));
-            let _ = write!(out, ",\"trapping\":{}", c.trap == Some(*off));
-            if let Some(b) = base {
-                let addr = b.wrapping_add(*off as u64);
-                let place = self.place(addr, module);
-                if !module {
-                    out.extend_from_slice(b",\"addr\":\"0x");
-                    hex::push_u64_padded(out, addr);
-                    out.push(b'"');
-                }
-                out.extend_from_slice(b",\"name\":");
-                let mut name = Vec::new();
-                if let Some(h) = &place.hit {
-                    self.push_sym(&mut name, Some(h), true, true);
-                    let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
-                } else {
-                    out.extend_from_slice(b"null");
-                }
-                if self.lines.is_some() {
-                    self.push_json_frames(out, place.row.filter(|r| r.file != 0).as_ref());
-                }
-            }
-            out.push(b'}');
+            self.json_insn(
+                out,
+                &c.bytes,
+                *off,
+                insn,
+                c.trap == Some(*off),
+                base,
+                module,
+            );
         }
-        out.extend_from_slice(b"]}\n");
+        out.push(b']');
+        if let Some(t) = c.trap {
+            out.extend_from_slice(b",\"faulting\":[");
+            let ip = base.map_or(0, |b| b.wrapping_add(t as u64));
+            for (k, (off, insn)) in disasm::disassemble(mode, &c.bytes[t..], ip)
+                .iter()
+                .enumerate()
+            {
+                if k > 0 {
+                    out.push(b',');
+                }
+                self.json_insn(out, &c.bytes, t + off, insn, k == 0, base, module);
+            }
+            out.push(b']');
+        }
+        out.extend_from_slice(b"}\n");
+    }
+
+    /// One instruction object of [`Self::code_json`], at `off` in `bytes`.
+    #[allow(clippy::too_many_arguments)]
+    fn json_insn(
+        &mut self,
+        out: &mut Vec<u8>,
+        bytes: &[u8],
+        off: usize,
+        insn: &Insn,
+        trapping: bool,
+        base: Option<u64>,
+        module: bool,
+    ) {
+        let _ = write!(out, "{{\"offset\":{off},\"bytes\":\"");
+        for b in &bytes[off..(off + insn.len).min(bytes.len())] {
+            let _ = write!(out, "{b:02x}");
+        }
+        out.extend_from_slice(b"\",\"text\":");
+        let _ = serde_json::to_writer(&mut *out, &insn.text.replace('\t', " "));
+        let _ = write!(out, ",\"trapping\":{trapping}");
+        if let Some(b) = base {
+            let addr = b.wrapping_add(off as u64);
+            let place = self.place(addr, module);
+            if !module {
+                out.extend_from_slice(b",\"addr\":\"0x");
+                hex::push_u64_padded(out, addr);
+                out.push(b'"');
+            }
+            out.extend_from_slice(b",\"name\":");
+            let mut name = Vec::new();
+            if let Some(h) = &place.hit {
+                self.push_sym(&mut name, Some(h), true, true);
+                let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
+            } else {
+                out.extend_from_slice(b"null");
+            }
+            if self.lines.is_some() {
+                self.push_json_frames(out, place.row.filter(|r| r.file != 0).as_ref());
+            }
+        }
+        out.push(b'}');
     }
 }
