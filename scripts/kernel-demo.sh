@@ -16,6 +16,11 @@
 #                                       LTO; or opt-level 3, no LTO)
 #   KSYM_FILL=0                         boot with .ksym never filled: the
 #                                       kernel says so and prints raw frames
+#   KSYM_CHECK_BUILD_ID=1               the kernel checks the table's
+#                                       build-id against its own note
+#   KSYM_STALE=1                        pack the table as another build's
+#                                       (--build-id 00...): with the check,
+#                                       the kernel refuses it
 # Installs what it needs: the Rust target (rustup; for panic, nightly's
 # rust-src, since core is rebuilt with frame pointers) and QEMU (Debian's
 # qemu-system-misc or qemu-system-arm, as root; exit 77 when it cannot).
@@ -47,6 +52,7 @@ case $FORMAT in
     v2-nolines) features=(--features v2) ;;
     *) echo "kernel-demo: KSYM_FORMAT is v1, v2 or v2-nolines" >&2; exit 2 ;;
 esac
+[ "${KSYM_CHECK_BUILD_ID:-0}" = 1 ] && features+=(--features build-id-check)
 case $FAULT in
     bug) TOOLCHAIN=() BUILD_STD=() fault=() ;;
     # The panic path walks through core::panicking: core must keep frame
@@ -78,7 +84,7 @@ B=$PWD/target/release
 mkdir -p "$OUT"
 KT=$PWD/examples/kernel/target
 # Each setting in its own target dir: the two builds never share objects.
-DIR=$KT/$ARCH-$FORMAT-$FAULT-$PROFILE
+DIR=$KT/$ARCH-$FORMAT-$FAULT-$PROFILE${KSYM_CHECK_BUILD_ID:+-idcheck}
 (cd examples/kernel &&
     cargo "${TOOLCHAIN[@]}" build --profile "$PROFILE" --quiet --target "$TARGET" "${BUILD_STD[@]}" \
         --no-default-features "${features[@]}" "${fault[@]}" --target-dir "$DIR" &&
@@ -100,6 +106,8 @@ if [ "${KSYM_FILL:-1}" = 0 ]; then
     cp "$LINKED" "$ELF"
 else
     case $FORMAT in v2) pack+=(--lines "$LINKED") ;; esac
+    # Another build's table, as far as its build-id says.
+    [ "${KSYM_STALE:-0}" = 1 ] && pack+=(--build-id 0000000000000000000000000000000000000000)
     echo "== $ARCH, $FAULT; pass 2: nm -n | ksym-filter | ksym-pack ${pack[*]} --patch-elf LINKED -o $ELF"
     nm -n "$LINKED" | "$B/ksym-filter" | "$B/ksym-pack" "${pack[@]}" --patch-elf "$LINKED" -o "$ELF"
 fi
@@ -122,5 +130,5 @@ echo "== $QEMU ${QARGS[*]} -kernel $ELF"
 { timeout 60 "$QEMU" "${QARGS[@]}" -nographic -m 128M -kernel "$ELF" </dev/null || true; } |
     tr -d '\r' | sed -n 's/.*\(ksym demo kernel\)/\1/; /ksym demo kernel/,$p' | tee "$OUT/console.txt"
 grep -q '^Call Trace:' "$OUT/console.txt" &&
-    { [ "${KSYM_FILL:-1}" = 0 ] || grep -q 'fault_here' "$OUT/console.txt"; } ||
+    { [ "${KSYM_FILL:-1}" = 0 ] || [ "${KSYM_STALE:-0}" = 1 ] || grep -q 'fault_here' "$OUT/console.txt"; } ||
     { echo "kernel-demo: no backtrace on the console" >&2; exit 1; }

@@ -189,6 +189,7 @@ fn the_kernel_prints_its_own_backtrace_and_every_frame_is_right() {
         check_frames(root, &what, format, fault, &stdout);
     }
     an_unfilled_section_reads_as_never_filled(root);
+    a_table_from_another_build_is_refused(root);
 }
 
 /// A kernel booted before the post-link step: the reader says the section
@@ -215,6 +216,39 @@ fn an_unfilled_section_reads_as_never_filled(root: &Path) {
             .collect();
         assert!(raw.len() >= 4, "{format}: {stdout}");
     }
+}
+
+/// With the example's `build-id-check`, the kernel compares the blob's
+/// build-id with its own note: its own table prints every frame, one
+/// packed as another build's (`--build-id 00…`) is refused and the frames
+/// print raw. Without the check that table is used (it cannot tell).
+fn a_table_from_another_build_is_refused(root: &Path) {
+    let own = [
+        ("KSYM_ARCH", "riscv64"),
+        ("KSYM_FORMAT", "v2"),
+        ("KSYM_CHECK_BUILD_ID", "1"),
+    ];
+    let Some(stdout) = demo(root, &own) else {
+        return;
+    };
+    let sizes = reader_bytes("build-id check", &stdout);
+    eprintln!(
+        "riscv64 v2 bug release, build-id check: reader bytes: code {}, tables {}",
+        sizes.0, sizes.1
+    );
+    check_frames(root, "build-id check", "v2", "bug", &stdout);
+    let stale = [own[0], own[1], own[2], ("KSYM_STALE", "1")];
+    let stdout = demo(root, &stale).expect("ran once");
+    assert!(
+        stdout.contains("ksym: .ksym holds another build's table"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("fault_here"), "{stdout}");
+    let raw = stdout
+        .lines()
+        .filter(|l| l.starts_with(" [<") && l.ends_with(">]"))
+        .count();
+    assert!(raw >= 4, "{stdout}");
 }
 
 fn check_frames(root: &Path, what: &str, format: &str, fault: &str, stdout: &str) {

@@ -14,6 +14,8 @@ fn main() {
         other => panic!("no QEMU virt layout for {other}"),
     };
     println!("cargo:rustc-link-arg=-T{dir}/linker.ld");
+    // A GNU build-id note, which ksym-pack --patch-elf records in the blob.
+    println!("cargo:rustc-link-arg=--build-id=sha1");
     println!("cargo:rustc-link-arg=--defsym=KERNEL_BASE={base}");
     println!("cargo:rerun-if-changed=linker.ld");
 }

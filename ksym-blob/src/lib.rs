@@ -37,6 +37,7 @@ pub mod text;
 
 #[cfg(feature = "v1")]
 pub use blob::KallsymsMapped;
+pub use blob::gnu_build_id;
 pub use blob::{
     AddressHit, BlobError, BlobErrorKind, Format, FrameKind, Kallsyms, Name, Reserved, Symbol,
 };

@@ -59,6 +59,18 @@ static OOPS: AtomicBool = AtomicBool::new(false);
 unsafe extern "C" {
     static _stack_bottom: u8;
     static _stack_top: u8;
+    static __build_id_note: u8;
+    static __build_id_note_end: u8;
+}
+
+/// This image's GNU build-id note (linker.ld's `.note.gnu.build-id`).
+#[cfg_attr(not(feature = "build-id-check"), allow(dead_code))]
+pub fn build_id_note() -> &'static [u8] {
+    let start = &raw const __build_id_note;
+    let len = &raw const __build_id_note_end as usize - start as usize;
+    // SAFETY: the linker script brackets the note section with these two
+    // symbols; it is loaded, read-only and lives as long as the kernel.
+    unsafe { core::slice::from_raw_parts(start, len) }
 }
 
 /// The console UART (`virt`'s; COM1 on x86_64).

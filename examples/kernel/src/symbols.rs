@@ -7,9 +7,15 @@ use ksym::{BlobErrorKind, FrameKind, Kallsyms};
 ksym::reserve!(static KSYM: 64 * 1024);
 
 /// The table, checked once per backtrace; `None` (and why, on `out`) when
-/// the post-link step never ran or the section is damaged.
+/// the post-link step never ran, the section is damaged, or (with the
+/// build-id check) it holds another build's table.
 pub fn open(out: &mut impl Write) -> Option<Kallsyms<'static>> {
     match KSYM.open() {
+        #[cfg(feature = "build-id-check")]
+        Ok((k, _)) if k.matches_build_id_note(crate::build_id_note()) == Some(false) => {
+            let _ = out.write_str("ksym: .ksym holds another build's table\n");
+            None
+        }
         Ok((k, _unused_tail)) => Some(k),
         Err(e) if e.kind == BlobErrorKind::NotFilled => {
             let _ = out.write_str("ksym: .ksym never filled (ksym-pack --patch-elf)\n");

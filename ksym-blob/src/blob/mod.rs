@@ -288,6 +288,25 @@ impl<'a> Kallsyms<'a> {
         None
     }
 
+    /// Whether this table was packed for the image whose GNU build-id
+    /// note is `note` (the bytes of the running kernel's
+    /// `.note.gnu.build-id` section: `namesz`, `descsz` and `type` as
+    /// native-endian `u32`s, `"GNU\0"`, then the build-id; ELF spec,
+    /// "Note Section"; `NT_GNU_BUILD_ID` is 3). `Some(true)` when the
+    /// blob's [`build_id`](Self::build_id) equals the note's, `Some(false)`
+    /// when it differs: a table from another build, whose names would be
+    /// wrong. `None` when it cannot tell: a v1 blob or a v2 blob packed
+    /// with no build-id, or `note` is not a GNU build-id note.
+    ///
+    /// Compares byte by byte (no `memcmp` for a kernel to link). The
+    /// image's note is not changed by `ksym-pack --patch-elf`, which
+    /// records it (docs/kernel.md, step 4).
+    pub fn matches_build_id_note(&self, note: &[u8]) -> Option<bool> {
+        let ours = self.build_id()?;
+        let theirs = gnu_build_id(note)?;
+        Some(ours.len() == theirs.len() && ours.iter().zip(theirs).all(|(a, b)| a == b))
+    }
+
     /// The v2 view, `None` for a v1 blob.
     #[cfg(feature = "v2")]
     fn v2(&self) -> Option<&KallsymsV2<'a>> {
@@ -542,4 +561,70 @@ fn dump_modules(ms: &ModuleSpace<'_>, out: &mut dyn std::io::Write) -> std::io::
         }
     }
     Ok(())
+}
+
+/// The build-id in a GNU build-id note (ELF spec, "Note Section"; the
+/// `.note.gnu.build-id` section `ld --build-id` writes): the descriptor
+/// of a note of type 3 (`NT_GNU_BUILD_ID`) named `"GNU"`, its header
+/// fields native-endian as the image that holds it. `None` for anything
+/// else, including a note cut short.
+pub fn gnu_build_id(note: &[u8]) -> Option<&[u8]> {
+    let word = |i: usize| -> Option<usize> {
+        let b = note.get(4 * i..4 * i + 4)?;
+        Some(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let (namesz, descsz, kind, name) = (word(0)?, word(1)?, word(2)?, word(3)?);
+    // The name as a word: no slice comparison, which may call `memcmp`.
+    if kind != 3 || namesz != 4 || name != u32::from_ne_bytes(*b"GNU\0") as usize {
+        return None;
+    }
+    note.get(16..16usize.checked_add(descsz)?)
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+    use crate::blob::list::SymbolList;
+    use crate::blob::v2::write::{V2Options, pack_v2};
+    use crate::blobfile::AlignedBlob;
+
+    /// A GNU build-id note of `id`, as `ld --build-id` writes it here.
+    fn note(id: &[u8]) -> Vec<u8> {
+        let mut n = Vec::new();
+        for w in [4u32, id.len() as u32, 3] {
+            n.extend_from_slice(&w.to_ne_bytes());
+        }
+        n.extend_from_slice(b"GNU\0");
+        n.extend_from_slice(id);
+        n
+    }
+
+    #[test]
+    fn a_table_knows_the_image_it_was_packed_for() {
+        let mut list = SymbolList::new();
+        list.push(0x1000, b'T', b"f").unwrap();
+        let id = [0x5a, 0x01, 0xfe, 0x77];
+        let opts = V2Options {
+            build_id: id.to_vec(),
+            ..V2Options::default()
+        };
+        let blob = AlignedBlob::copy_from(&pack_v2(&list, &opts).unwrap().blob);
+        let k = Kallsyms::from_blob(blob.as_bytes(), None, None).unwrap();
+        assert_eq!(gnu_build_id(&note(&id)), Some(&id[..]));
+        assert_eq!(k.matches_build_id_note(&note(&id)), Some(true));
+        // Another build, a shorter id, a cut note, another note type.
+        assert_eq!(
+            k.matches_build_id_note(&note(&[0x5a, 0x01, 0xfe, 0x78])),
+            Some(false)
+        );
+        assert_eq!(k.matches_build_id_note(&note(&id[..3])), Some(false));
+        assert_eq!(k.matches_build_id_note(&note(&id)[..18]), None);
+        let mut other = note(&id);
+        other[8] = 1;
+        assert_eq!(k.matches_build_id_note(&other), None);
+        // No build-id in the blob: it cannot tell.
+        let plain = AlignedBlob::copy_from(&pack_v2(&list, &V2Options::default()).unwrap().blob);
+        let p = Kallsyms::from_blob(plain.as_bytes(), None, None).unwrap();
+        assert_eq!(p.matches_build_id_note(&note(&id)), None);
+    }
 }
