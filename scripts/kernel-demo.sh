@@ -18,6 +18,8 @@
 #                                       kernel says so and prints raw frames
 #   KSYM_CHECK_BUILD_ID=1               the kernel checks the table's
 #                                       build-id against its own note
+#   KSYM_TWO_PASS=1                     a two-pass link instead of the
+#                                       patch: ksym-pack --asm, link again
 #   KSYM_STALE=1                        pack the table as another build's
 #                                       (--build-id 00...): with the check,
 #                                       the kernel refuses it
@@ -53,6 +55,8 @@ case $FORMAT in
     *) echo "kernel-demo: KSYM_FORMAT is v1, v2 or v2-nolines" >&2; exit 2 ;;
 esac
 [ "${KSYM_CHECK_BUILD_ID:-0}" = 1 ] && features+=(--features build-id-check)
+TWO_PASS=${KSYM_TWO_PASS:-0}
+[ "$TWO_PASS" = 1 ] && features+=(--features two-pass)
 case $FAULT in
     bug) TOOLCHAIN=() BUILD_STD=() fault=() ;;
     # The panic path walks through core::panicking: core must keep frame
@@ -84,8 +88,9 @@ B=$PWD/target/release
 mkdir -p "$OUT"
 KT=$PWD/examples/kernel/target
 # Each setting in its own target dir: the two builds never share objects.
-DIR=$KT/$ARCH-$FORMAT-$FAULT-$PROFILE${KSYM_CHECK_BUILD_ID:+-idcheck}
-(cd examples/kernel &&
+DIR=$KT/$ARCH-$FORMAT-$FAULT-$PROFILE${KSYM_CHECK_BUILD_ID:+-idcheck}${KSYM_TWO_PASS:+-twopass}
+# (Two-pass: the first link, with build.rs's empty table.)
+(cd examples/kernel && unset KSYM_ASM &&
     cargo "${TOOLCHAIN[@]}" build --profile "$PROFILE" --quiet --target "$TARGET" "${BUILD_STD[@]}" \
         --no-default-features "${features[@]}" "${fault[@]}" --target-dir "$DIR" &&
     cargo "${TOOLCHAIN[@]}" build --profile "$PROFILE" --quiet --target "$TARGET" "${BUILD_STD[@]}" \
@@ -103,6 +108,21 @@ esac
 # build); the patched copy is what boots.
 if [ "${KSYM_FILL:-1}" = 0 ]; then
     echo "== $ARCH, $FAULT; KSYM_FILL=0: .ksym left unfilled"
+    cp "$LINKED" "$ELF"
+elif [ "$TWO_PASS" = 1 ]; then
+    # docs/kernel.md, step 5, "A two-pass link": the table of the first
+    # link, as assembler source, linked in by a second; its code must not
+    # move (.ksym is last in linker.ld).
+    case $FORMAT in v2) pack+=(--lines "$LINKED") ;; esac
+    echo "== $ARCH, $FAULT; nm -n | ksym-filter | ksym-pack ${pack[*]} --asm -o ksym.S; link again with KSYM_ASM=ksym.S"
+    nm -n "$LINKED" > "$OUT/pass1.nm"
+    nm -n "$LINKED" | "$B/ksym-filter" | "$B/ksym-pack" "${pack[@]}" --asm -o "$OUT/ksym.S"
+    (cd examples/kernel &&
+        KSYM_ASM=$(realpath "../../$OUT/ksym.S") cargo "${TOOLCHAIN[@]}" build --profile "$PROFILE" --quiet \
+            --target "$TARGET" "${BUILD_STD[@]}" --no-default-features "${features[@]}" "${fault[@]}" \
+            --target-dir "$DIR")
+    diff <(grep ' [Tt] ' "$OUT/pass1.nm") <(nm -n "$LINKED" | grep ' [Tt] ') >/dev/null ||
+        { echo "kernel-demo: the second link moved the kernel's code" >&2; exit 1; }
     cp "$LINKED" "$ELF"
 else
     case $FORMAT in v2) pack+=(--lines "$LINKED") ;; esac

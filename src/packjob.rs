@@ -48,6 +48,9 @@ pub struct PackJob {
     pub store: Option<PathBuf>,
     /// `--debuginfod BUILDID`: the ELF to take symbols and lines from.
     pub debuginfod: Option<Vec<u8>>,
+    /// `--asm`: the blob as GNU assembler source for a two-pass link, in
+    /// this section (`--section`, default `.ksym`).
+    pub asm: Option<String>,
 }
 
 /// The GNU build-id note of the ELF file at `path`, if it has one.
@@ -135,6 +138,11 @@ impl PackJob {
         if places.iter().filter(|&&p| p).count() > 1 {
             return usage("-o or --patch-elf, and --store, each say where the blob goes; give one");
         }
+        if self.asm.is_some() && (self.patch.is_some() || self.store.is_some()) {
+            return usage(
+                "--asm writes assembler source, to stdout or -o; not with --patch-elf or --store",
+            );
+        }
         Ok(())
     }
 
@@ -156,6 +164,7 @@ impl PackJob {
             modules,
             store,
             debuginfod,
+            asm,
         } = self;
         if output.is_none() && patch.is_none() && store.is_none() && stdout_is_terminal() {
             return Err(CliError::Usage(
@@ -264,6 +273,15 @@ impl PackJob {
                 Box::new(move |out| out.write_all(&packed.blob))
             }
         };
+        let write: Box<WriteBlob<'_>> = match asm {
+            Some(section) => {
+                let mut blob = Vec::new();
+                write(&mut blob).map_err(|e| CliError::input("blob", e))?;
+                let text = assembly(&blob, &section);
+                Box::new(move |out| out.write_all(&text))
+            }
+            None => write,
+        };
         if let Some(dir) = store {
             let mut blob = Vec::new();
             write(&mut blob).map_err(|e| CliError::input("blob", e))?;
@@ -283,6 +301,32 @@ impl PackJob {
             }
         }
     }
+}
+
+/// The blob as GNU assembler source (docs/kernel.md, step 5, "A two-pass
+/// link"): in `section` (flags `"a"`), 8-byte aligned, between the global
+/// labels `ksym_blob` and `ksym_blob_end`, as `.byte` lines of 16. Only
+/// directives every GNU-syntax assembler and LLVM's take, on every
+/// architecture, and `/* */` comments, so a kernel includes it with
+/// `global_asm!` or its own assembler.
+fn assembly(blob: &[u8], section: &str) -> Vec<u8> {
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(blob.len() * 5 + 256);
+    let _ = write!(
+        s,
+        "/* ksym blob, {} bytes, written by ksym-pack --asm (docs/kernel.md, step 5) */\n\
+         \t.section {section},\"a\"\n\t.balign 8\n\t.globl ksym_blob\nksym_blob:\n",
+        blob.len()
+    );
+    for row in blob.chunks(16) {
+        s.push_str("\t.byte ");
+        for (i, b) in row.iter().enumerate() {
+            let _ = write!(s, "{}0x{b:02x}", if i > 0 { "," } else { "" });
+        }
+        s.push('\n');
+    }
+    s.push_str("\t.globl ksym_blob_end\nksym_blob_end:\n");
+    s.into_bytes()
 }
 
 /// Runs `a` and `b`, on two threads with the `parallel` feature.
@@ -351,4 +395,28 @@ fn patch_elf(
         p.report(section, blob.len())
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod asm_tests {
+    use super::assembly;
+
+    /// The `.byte` lines hold the blob byte for byte, between the labels,
+    /// in the section asked for, 8-byte aligned.
+    #[test]
+    fn the_assembler_source_holds_the_blob() {
+        let blob: Vec<u8> = (0..=40u8).collect();
+        let text = String::from_utf8(assembly(&blob, ".ksym.table")).unwrap();
+        assert!(text.contains("\t.section .ksym.table,\"a\"\n\t.balign 8\n"));
+        let body = text.split("ksym_blob:\n").nth(1).unwrap();
+        let (bytes, tail) = body.split_once("\t.globl ksym_blob_end\n").unwrap();
+        assert_eq!(tail, "ksym_blob_end:\n");
+        let back: Vec<u8> = bytes
+            .lines()
+            .flat_map(|l| l.strip_prefix("\t.byte ").unwrap().split(','))
+            .map(|b| u8::from_str_radix(b.strip_prefix("0x").unwrap(), 16).unwrap())
+            .collect();
+        assert_eq!(back, blob);
+        assert_eq!(bytes.lines().count(), 3);
+    }
 }

@@ -190,6 +190,27 @@ fn the_kernel_prints_its_own_backtrace_and_every_frame_is_right() {
     }
     an_unfilled_section_reads_as_never_filled(root);
     a_table_from_another_build_is_refused(root);
+    a_two_pass_link_prints_every_frame(root);
+}
+
+/// docs/kernel.md, step 5, "A two-pass link": the first link's table as
+/// `ksym-pack --asm` source, linked in by a second link (the script fails
+/// when that moves any text symbol); every frame is checked.
+fn a_two_pass_link_prints_every_frame(root: &Path) {
+    for (arch, format) in [("riscv64", "v2"), ("x86_64", "v1")] {
+        let env = [
+            ("KSYM_ARCH", arch),
+            ("KSYM_FORMAT", format),
+            ("KSYM_TWO_PASS", "1"),
+        ];
+        let Some(stdout) = demo(root, &env) else {
+            return;
+        };
+        let what = format!("{arch} {format} two-pass");
+        let sizes = reader_bytes(&what, &stdout);
+        eprintln!("{what}: reader bytes: code {}, tables {}", sizes.0, sizes.1);
+        check_frames(root, &what, format, "bug", &stdout);
+    }
 }
 
 /// A kernel booted before the post-link step: the reader says the section

@@ -18,4 +18,23 @@ fn main() {
     println!("cargo:rustc-link-arg=--build-id=sha1");
     println!("cargo:rustc-link-arg=--defsym=KERNEL_BASE={base}");
     println!("cargo:rerun-if-changed=linker.ld");
+    // A two-pass link (feature two-pass): the first link takes an empty
+    // table; the second, KSYM_ASM, the source ksym-pack --asm wrote.
+    println!("cargo:rerun-if-env-changed=KSYM_ASM");
+    if std::env::var_os("CARGO_FEATURE_TWO_PASS").is_some() {
+        match std::env::var("KSYM_ASM") {
+            Ok(path) => println!("cargo:rerun-if-changed={path}"),
+            Err(_) => {
+                let empty = format!("{}/ksym-empty.S", std::env::var("OUT_DIR").unwrap());
+                std::fs::write(
+                    &empty,
+                    "/* The first link of two: no table yet (docs/kernel.md, step 5). */\n\
+                     \t.section .ksym,\"a\"\n\t.balign 8\n\t.globl ksym_blob\nksym_blob:\n\
+                     \t.globl ksym_blob_end\nksym_blob_end:\n",
+                )
+                .unwrap();
+                println!("cargo:rustc-env=KSYM_ASM={empty}");
+            }
+        }
+    }
 }

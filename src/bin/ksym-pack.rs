@@ -27,6 +27,7 @@ fn parse_args() -> Result<Mode, CliError> {
     let (mut patch, mut section) = (None::<PathBuf>, None::<String>);
     let (mut modules, mut skip_bad) = (None::<PathBuf>, false);
     let (mut store, mut debuginfod) = (None::<PathBuf>, None);
+    let mut asm = false;
     let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
@@ -65,6 +66,7 @@ fn parse_args() -> Result<Mode, CliError> {
             }
             Long("patch-elf") => patch = Some(p.value()?.into()),
             Long("section") => section = Some(p.value()?.string()?),
+            Long("asm") => asm = true,
             Long("check") => return Ok(Mode::Check(p.value()?.into())),
             Long("dump") => return Ok(Mode::Dump(p.value()?.into())),
             Short('h') | Long("help") => print_and_exit(PACK.help()),
@@ -77,8 +79,8 @@ fn parse_args() -> Result<Mode, CliError> {
     if skip_bad && modules.is_none() {
         return needs("--skip-bad-modules needs --modules DIR");
     }
-    if section.is_some() && patch.is_none() {
-        return needs("--section needs --patch-elf ELF");
+    if section.is_some() && patch.is_none() && !asm {
+        return needs("--section needs --patch-elf ELF or --asm");
     }
     if columns && lines.is_none() && debuginfod.is_none() {
         return needs("--columns needs --lines ELF");
@@ -88,6 +90,7 @@ fn parse_args() -> Result<Mode, CliError> {
         modules: modules.map(|m| (m, skip_bad)),
         store,
         debuginfod,
+        asm: asm.then(|| section.clone().unwrap_or_else(|| ".ksym".into())),
         patch: patch.map(|p| (p, section.unwrap_or_else(|| ".ksym".into()))),
         input: input.unwrap_or_else(|| "-".into()),
         output,

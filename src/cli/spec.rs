@@ -239,7 +239,11 @@ pub const PACK: Tool = Tool {
             "section",
             "NAME",
             Value::Text,
-            "the section --patch-elf fills (default .ksym)",
+            "the section --patch-elf fills, or --asm writes (default .ksym)",
+        ),
+        flag(
+            "asm",
+            "write the blob as assembler source (.byte lines between ksym_blob and ksym_blob_end) for a two-pass link",
         ),
         with(
             "check",

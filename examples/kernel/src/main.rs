@@ -29,6 +29,7 @@
 #[cfg_attr(target_arch = "x86_64", path = "arch/x86_64.rs")]
 mod arch;
 #[cfg(any(feature = "v1", feature = "v2"))]
+#[cfg_attr(feature = "two-pass", path = "symbols_two_pass.rs")]
 mod symbols;
 
 /// Without a reader: the same reservation and raw addresses only, the
