@@ -243,7 +243,7 @@ pub const PACK: Tool = Tool {
         ),
         flag(
             "asm",
-            "write the blob as assembler source (.byte lines between ksym_blob and ksym_blob_end) for a two-pass link",
+            "write assembler source for a second link: .byte lines between ksym_blob and ksym_blob_end",
         ),
         with(
             "check",
