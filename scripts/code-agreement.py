@@ -93,7 +93,7 @@ def main():
     kinds, examples = Counter(), {}
     same = [0, 0]
     for d, (k_all, k_fault) in zip(samples, views):
-        o_all = [r for r in objdump_rows(d)]
+        o_all = objdump_rows(d)
         o_fault = objdump_rows(d[42:])
         k_from = [r for r in k_all if r[0] == "..." or r[0] >= 42]
         o_from = [r for r in o_all if r[0] == "..." or r[0] >= 42]

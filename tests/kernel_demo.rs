@@ -231,11 +231,7 @@ fn an_unfilled_section_reads_as_never_filled(root: &Path) {
             stdout.contains("ksym: .ksym never filled (ksym-pack --patch-elf)"),
             "{format}: {stdout}"
         );
-        let raw: Vec<&str> = stdout
-            .lines()
-            .filter(|l| l.starts_with(" [<") && l.ends_with(">]"))
-            .collect();
-        assert!(raw.len() >= 4, "{format}: {stdout}");
+        assert!(raw_frames(&stdout) >= 4, "{format}: {stdout}");
     }
 }
 
@@ -265,11 +261,15 @@ fn a_table_from_another_build_is_refused(root: &Path) {
         "{stdout}"
     );
     assert!(!stdout.contains("fault_here"), "{stdout}");
-    let raw = stdout
+    assert!(raw_frames(&stdout) >= 4, "{stdout}");
+}
+
+/// Frames printed without a table: ` [<ADDR>]` alone on a line.
+fn raw_frames(stdout: &str) -> usize {
+    stdout
         .lines()
         .filter(|l| l.starts_with(" [<") && l.ends_with(">]"))
-        .count();
-    assert!(raw >= 4, "{stdout}");
+        .count()
 }
 
 fn check_frames(root: &Path, what: &str, format: &str, fault: &str, stdout: &str) {

@@ -11,6 +11,41 @@ use common::readelf_sections;
 use std::path::Path;
 use std::process::Command;
 
+/// `cargo SUBCOMMAND` of the example kernel for riscv64 with lines, in
+/// `target_dir`: the program and its arguments.
+fn kernel_cargo(subcommand: &str, target_dir: &Path) -> Vec<std::ffi::OsString> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let words = [&cargo[..], subcommand, "--release", "--quiet"];
+    let target = ["--target", "riscv64gc-unknown-none-elf"];
+    let features = [
+        "--no-default-features",
+        "--features",
+        "lines",
+        "--target-dir",
+    ];
+    words
+        .iter()
+        .chain(&target)
+        .chain(&features)
+        .map(Into::into)
+        .chain([target_dir.as_os_str().to_owned()])
+        .collect()
+}
+
+/// PATH with the release tools first (`cargo test --release` builds them).
+fn tools_path(root: &Path) -> String {
+    let tools = root.join("target/release");
+    assert!(
+        tools.join("ksym-pack").exists(),
+        "cargo test --release builds the tools"
+    );
+    format!(
+        "{}:{}",
+        tools.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 #[test]
 fn cargo_run_with_the_guides_runner_boots_a_filled_copy() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -23,37 +58,12 @@ fn cargo_run_with_the_guides_runner_boots_a_filled_copy() {
         eprintln!("SKIPPED: no qemu-system-riscv64");
         return;
     }
-    let tools = root.join("target/release");
-    assert!(
-        tools.join("ksym-pack").exists(),
-        "cargo test --release builds the tools"
-    );
-    let path = format!(
-        "{}:{}",
-        tools.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let kernel = root.join("examples/kernel");
     let target_dir = root.join("target/kernel-runner");
     let out = Command::new("timeout")
         .arg("300")
-        .arg(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args([
-            "run",
-            "--release",
-            "--quiet",
-            "--target",
-            "riscv64gc-unknown-none-elf",
-        ])
-        .args([
-            "--no-default-features",
-            "--features",
-            "lines",
-            "--target-dir",
-        ])
-        .arg(&target_dir)
-        .current_dir(&kernel)
-        .env("PATH", path)
+        .args(kernel_cargo("run", &target_dir))
+        .current_dir(root.join("examples/kernel"))
+        .env("PATH", tools_path(root))
         .env(
             "CARGO_TARGET_RISCV64GC_UNKNOWN_NONE_ELF_RUNNER",
             "sh run.sh",
@@ -115,21 +125,9 @@ fn make_with_the_guides_rule_boots_a_filled_copy() {
         .map(|l| format!("{}\n", l.strip_prefix("  ").unwrap_or(l)))
         .collect();
     let target_dir = root.join("target/kernel-make");
-    let st = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "--target",
-            "riscv64gc-unknown-none-elf",
-        ])
-        .args([
-            "--no-default-features",
-            "--features",
-            "lines",
-            "--target-dir",
-        ])
-        .arg(&target_dir)
+    let cargo = kernel_cargo("build", &target_dir);
+    let st = Command::new(&cargo[0])
+        .args(&cargo[1..])
         .current_dir(root.join("examples/kernel"))
         .status()
         .expect("cargo");
@@ -141,16 +139,10 @@ fn make_with_the_guides_rule_boots_a_filled_copy() {
         format!("KERNEL := {}\n{rule}", elf.display()),
     )
     .unwrap();
-    let tools = root.join("target/release");
-    let path = format!(
-        "{}:{}",
-        tools.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let out = Command::new("make")
         .arg("kernel.elf")
         .current_dir(dir.path())
-        .env("PATH", &path)
+        .env("PATH", tools_path(root))
         .output()
         .expect("make");
     assert!(

@@ -82,16 +82,13 @@ fn finish(mode: Mode, text: &str) -> String {
     }
 }
 
-/// objdump's words for prefixes that 64-bit mode ignores, before iced's
+/// objdump's words for the `prefixes` (the instruction's legacy and REX
+/// prefix bytes) that 64-bit mode ignores, before iced's
 /// text: a `cs`, `ds`, `es` or `ss` override is a word (`cs nopw
 /// 0x0(%rax,%rax,1)`, `ds mov (%rax),%rax`), not iced's `%cs:` on the
 /// operand, and each `66` after the first is `data16` (`data16 cs nopw`,
 /// the padding compilers emit).
-fn x86_prefix_words(bytes: &[u8], text: &str) -> String {
-    let prefixes = &bytes[..bytes
-        .iter()
-        .take_while(|&&b| x86_prefix(b).is_some())
-        .count()];
+fn x86_prefix_words(prefixes: &[u8], text: &str) -> String {
     let mut words = String::new();
     let extra_66 = prefixes
         .iter()
@@ -318,7 +315,7 @@ pub(in crate::resolve) fn decode(mode: Mode, bytes: &[u8], ip: u64) -> Insn {
             }
             Insn {
                 len: ins.len(),
-                text: finish(mode, &x86_prefix_words(own, &text)),
+                text: finish(mode, &x86_prefix_words(&own[..opcode_at], &text)),
             }
         }
         Mode::Arm64 => {
