@@ -20,6 +20,9 @@
 #                                       build-id against its own note
 #   KSYM_TWO_PASS=1                     a two-pass link instead of the
 #                                       patch: ksym-pack --asm, link again
+#   KSYM_CFI=1                          (with KSYM_FAULT=panic) the panic
+#                                       path walks by DWARF CFI (.eh_frame,
+#                                       the `unwinding` crate)
 #   KSYM_STALE=1                        pack the table as another build's
 #                                       (--build-id 00...): with the check,
 #                                       the kernel refuses it
@@ -65,6 +68,14 @@ case $FAULT in
         BUILD_STD=(-Zbuild-std=core -Zbuild-std-features=compiler-builtins-mem) ;;
     *) echo "kernel-demo: KSYM_FAULT is bug or panic" >&2; exit 2 ;;
 esac
+if [ "${KSYM_CFI:-0}" = 1 ]; then
+    [ "$FAULT" = panic ] || { echo "kernel-demo: KSYM_CFI=1 walks the panic path: KSYM_FAULT=panic" >&2; exit 2; }
+    # Both builds: the reader's cost stays the difference between them.
+    # Unwind tables for every crate, core included (added to the target's
+    # rustflags of .cargo/config.toml, which cargo merges).
+    fault+=(--features cfi-unwind)
+    export "CARGO_TARGET_$(echo "$TARGET" | tr a-z- A-Z_)_RUSTFLAGS=-C force-unwind-tables=yes"
+fi
 case $PROFILE in
     release|default-release) ;;
     *) echo "kernel-demo: KSYM_PROFILE is release or default-release" >&2; exit 2 ;;
@@ -88,7 +99,7 @@ B=$PWD/target/release
 mkdir -p "$OUT"
 KT=$PWD/examples/kernel/target
 # Each setting in its own target dir: the two builds never share objects.
-DIR=$KT/$ARCH-$FORMAT-$FAULT-$PROFILE${KSYM_CHECK_BUILD_ID:+-idcheck}${KSYM_TWO_PASS:+-twopass}
+DIR=$KT/$ARCH-$FORMAT-$FAULT-$PROFILE${KSYM_CHECK_BUILD_ID:+-idcheck}${KSYM_TWO_PASS:+-twopass}${KSYM_CFI:+-cfi}
 # (Two-pass: the first link, with build.rs's empty table.)
 (cd examples/kernel && unset KSYM_ASM &&
     cargo "${TOOLCHAIN[@]}" build --profile "$PROFILE" --quiet --target "$TARGET" "${BUILD_STD[@]}" \

@@ -230,7 +230,8 @@ print("FILES:" + b.replace("\r", " ").replace("\n", " "))
 
 /// The kernel guide's code is the code the example kernel builds (and
 /// tests/kernel_demo.rs boots with LTO and without): docs/kernel.md quotes
-/// examples/kernel/src/symbols.rs whole, in one `rust` block.
+/// examples/kernel/src/symbols.rs whole, in one `rust` block, and
+/// examples/kernel/src/cfi.rs in another.
 #[test]
 fn the_kernel_guide_quotes_the_file_the_example_kernel_builds() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -244,6 +245,12 @@ fn the_kernel_guide_quotes_the_file_the_example_kernel_builds() {
     assert!(
         blocks.contains(&file.as_str()),
         "docs/kernel.md has no rust block equal to examples/kernel/src/symbols.rs"
+    );
+    // Step 3's DWARF CFI walk, whole too.
+    let cfi = std::fs::read_to_string(root.join("examples/kernel/src/cfi.rs")).unwrap();
+    assert!(
+        blocks.contains(&cfi.as_str()),
+        "docs/kernel.md has no rust block equal to examples/kernel/src/cfi.rs"
     );
     // The cargo runner (tests/kernel_runner.rs runs it), indented in a list.
     let runner = std::fs::read_to_string(root.join("examples/kernel/run.sh")).unwrap();

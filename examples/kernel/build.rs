@@ -13,6 +13,13 @@ fn main() {
         "x86_64" => "0x200000",
         other => panic!("no QEMU virt layout for {other}"),
     };
+    let out = std::env::var("OUT_DIR").unwrap();
+    let eh_frame = match std::env::var_os("CARGO_FEATURE_CFI_UNWIND") {
+        Some(_) => ".eh_frame : ALIGN(8) { __eh_frame = .; KEEP(*(.eh_frame)) }\n",
+        None => "/DISCARD/ : { *(.eh_frame) }\n",
+    };
+    std::fs::write(format!("{out}/eh_frame.ld"), eh_frame).unwrap();
+    println!("cargo:rustc-link-arg=-L{out}");
     println!("cargo:rustc-link-arg=-T{dir}/linker.ld");
     // A GNU build-id note, which ksym-pack --patch-elf records in the blob.
     println!("cargo:rustc-link-arg=--build-id=sha1");

@@ -136,18 +136,38 @@ extern "C" fn on_trap(pc: usize, cause: usize, fp: usize) -> ! {
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     let _ = writeln!(Uart, "Kernel panic - not syncing: {}", info.message());
     if !OOPS.swap(true, Ordering::Relaxed) {
+        #[cfg(not(feature = "cfi-unwind"))]
         backtrace(None, arch::frame_pointer());
+        // The DWARF CFI walk prints the frames above this one: those whose
+        // stack pointer is above this local's address.
+        #[cfg(feature = "cfi-unwind")]
+        {
+            let here = 0u8;
+            backtrace(None, core::hint::black_box(&raw const here) as usize);
+        }
     }
     arch::poweroff()
 }
 
+#[cfg(feature = "cfi-unwind")]
+mod cfi;
+
 /// `Call Trace:`, the trapping pc if there is one, then one line per frame
-/// record from `fp` up, while it stays on the stack and goes up.
+/// record from `fp` up, while it stays on the stack and goes up (with
+/// `cfi-unwind`, the panic path walks by DWARF CFI instead).
 fn backtrace(pc: Option<usize>, mut fp: usize) {
     let k = symbols::open(&mut Uart);
     let _ = writeln!(Uart, "Call Trace:");
     if let Some(pc) = pc {
         symbols::print_frame(&mut Uart, k.as_ref(), pc, false);
+    }
+    // `fp` is then an address in the panic handler's frame.
+    #[cfg(feature = "cfi-unwind")]
+    if pc.is_none() {
+        cfi::walk(fp, 32, &mut |ret| {
+            symbols::print_frame(&mut Uart, k.as_ref(), ret, true)
+        });
+        return;
     }
     let (lo, hi) = (
         &raw const _stack_bottom as usize,

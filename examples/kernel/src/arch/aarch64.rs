@@ -48,6 +48,7 @@ pub fn putc(c: u8) {
 }
 
 /// Linux's `BUG()` on arm64: `brk #0x800` (`BUG_BRK_IMM`).
+#[cfg_attr(feature = "fault-panic", allow(dead_code))]
 #[inline(always)]
 pub fn bug() {
     // SAFETY: a breakpoint exception, handled by `trap_entry`.
@@ -55,6 +56,7 @@ pub fn bug() {
 }
 
 /// The current frame pointer (`x29`).
+#[cfg_attr(feature = "cfi-unwind", allow(dead_code))] // the CFI walk reads none
 #[inline(always)]
 pub fn frame_pointer() -> usize {
     let fp;

@@ -57,6 +57,7 @@ pub fn putc(c: u8) {
 }
 
 /// Linux's `BUG()` on riscv: an `ebreak`.
+#[cfg_attr(feature = "fault-panic", allow(dead_code))]
 #[inline(always)]
 pub fn bug() {
     // SAFETY: a breakpoint trap, handled by `trap_entry`.
@@ -64,6 +65,7 @@ pub fn bug() {
 }
 
 /// The current frame pointer (`s0`).
+#[cfg_attr(feature = "cfi-unwind", allow(dead_code))] // the CFI walk reads none
 #[inline(always)]
 pub fn frame_pointer() -> usize {
     let fp;

@@ -41,16 +41,20 @@ _start:
     jne 1b
     lea pml4, %eax
     mov %eax, %cr3
-    // PAE, then long mode (EFER.LME), then paging.
+    // PAE, and SSE's state (OSFXSR, OSXMMEXCPT): the `unwinding` crate
+    // (feature cfi-unwind) saves MXCSR, which is #UD without them. Then
+    // long mode (EFER.LME), then paging.
     mov %cr4, %eax
-    or $0x20, %eax
+    or $0x620, %eax
     mov %eax, %cr4
     mov $0xc0000080, %ecx
     rdmsr
     or $0x100, %eax
     wrmsr
+    // Paging and protection; MP set and EM clear, for SSE.
     mov %cr0, %eax
-    or $0x80000001, %eax
+    and $~4, %eax
+    or $0x80000003, %eax
     mov %eax, %cr0
     lgdt gdt_ptr
     ljmp $8, $.Llong_mode
@@ -146,6 +150,7 @@ pub fn putc(c: u8) {
 }
 
 /// Linux's `BUG()` on x86: `ud2`.
+#[cfg_attr(feature = "fault-panic", allow(dead_code))]
 #[inline(always)]
 pub fn bug() {
     // SAFETY: an invalid-opcode exception (#UD, vector 6), handled by
@@ -154,6 +159,7 @@ pub fn bug() {
 }
 
 /// The current frame pointer (`rbp`).
+#[cfg_attr(feature = "cfi-unwind", allow(dead_code))] // the CFI walk reads none
 #[inline(always)]
 pub fn frame_pointer() -> usize {
     let fp;

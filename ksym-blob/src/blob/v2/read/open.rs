@@ -1,6 +1,7 @@
 //! Opening a v2 blob, in two steps (docs/FORMAT.md §13):
 //! [`KallsymsV2::from_blob_intact`] checks that the blob is whole (header,
-//! directory, every section's CRC32C) and builds the view;
+//! directory ids and bounds, every section's CRC32C; with feature
+//! `shape-checks` also the directory's layout rules) and builds the view;
 //! [`KallsymsV2::check_shapes`] checks that the sections' lengths agree
 //! with the counts. [`KallsymsV2::from_blob`] runs both, the second with
 //! feature `shape-checks` (std turns it on). The order is part of the
@@ -17,6 +18,8 @@ struct Header {
     len: usize,
 }
 
+// Inlined, as parse_directory is.
+#[inline(always)]
 fn parse_header(blob: &[u8]) -> Result<Header, BlobError> {
     if blob.len() < HEADER_LEN {
         return Err(err(blob.len(), BlobErrorKind::Truncated("v2 header")));
@@ -66,6 +69,7 @@ fn parse_header(blob: &[u8]) -> Result<Header, BlobError> {
 
 /// The sections every blob has, ids 1 (`meta`) to 11 (`tokens`), as bits
 /// `1 << (id - 1)`: all but `modules`, `lines` and `module_space`.
+#[cfg(feature = "shape-checks")]
 const REQUIRED: u16 = (1 << SectionId::Tokens as u32) - 1;
 
 /// The sections the directory places: each one's bytes by `id - 1` (empty
@@ -76,10 +80,16 @@ struct Directory<'a> {
     end: usize,
 }
 
-/// Walks the directory (FORMAT.md §9.2): known ids in ascending order, each
-/// section where the previous one ends (padded with zeros to 8), whole,
-/// with its CRC32C; every required section present; after the last,
-/// nothing (`whole`) or zeros only (a reserved region, §2.3).
+/// Walks the directory (FORMAT.md §9.2): known ids, each section whole,
+/// with its CRC32C. With feature `shape-checks` also the layout rules: ids
+/// ascending, each section where the previous one ends (padded with zeros
+/// to 8), every required section present, and after the last nothing
+/// (`whole`) or zeros only (a reserved region, §2.3). Without it (a
+/// kernel's build) the header's CRC32C stands for them: the directory is
+/// the one `ksym-pack --check` passed, and a forged one still reads in
+/// bounds. Inlined into its one caller: at opt-level 3 without LTO, a
+/// separate function cost its arguments' and result's moves.
+#[inline(always)]
 fn parse_directory<'a>(
     blob: &'a [u8],
     h: &Header,
@@ -88,34 +98,37 @@ fn parse_directory<'a>(
     let mut sec = [&[][..]; SECTIONS.len()];
     let mut present = 0u16;
     let mut end = h.len;
-    let mut prev_id = 0u32;
-    let mut last = "header and directory";
+    #[cfg(feature = "shape-checks")]
+    let (mut prev_id, mut last) = (0u32, "header and directory");
     for s in 0..h.nsect {
         let at = HEADER_LEN + DIR_ENTRY_LEN * s;
         let raw_id = u32_at(blob, at);
         let Some(&id) = SECTIONS.get((raw_id as usize).wrapping_sub(1)) else {
             return Err(err(at, BlobErrorKind::BadHeader(Problem::UnknownSectionId)));
         };
-        if raw_id <= prev_id {
-            return Err(err(
-                at,
-                BlobErrorKind::BadHeader(Problem::SectionIdsNotAscending),
-            ));
-        }
-        prev_id = raw_id;
         let off = u32_at(blob, at + 8) as usize;
         let len = u32_at(blob, at + 12) as usize;
-        if off != end.next_multiple_of(8) {
-            return Err(err(
-                at + 8,
-                BlobErrorKind::BadHeader(Problem::SectionMisplaced),
-            ));
-        }
-        let pad = blob
-            .get(end..off)
-            .ok_or(err(end, BlobErrorKind::Truncated(id.name())))?;
-        if let Some(p) = pad.iter().position(|&b| b != 0) {
-            return Err(err(end + p, BlobErrorKind::NonZeroPadding));
+        #[cfg(feature = "shape-checks")]
+        {
+            if raw_id <= prev_id {
+                return Err(err(
+                    at,
+                    BlobErrorKind::BadHeader(Problem::SectionIdsNotAscending),
+                ));
+            }
+            prev_id = raw_id;
+            if off != end.next_multiple_of(8) {
+                return Err(err(
+                    at + 8,
+                    BlobErrorKind::BadHeader(Problem::SectionMisplaced),
+                ));
+            }
+            let pad = blob
+                .get(end..off)
+                .ok_or(err(end, BlobErrorKind::Truncated(id.name())))?;
+            if let Some(p) = pad.iter().position(|&b| b != 0) {
+                return Err(err(end + p, BlobErrorKind::NonZeroPadding));
+            }
         }
         let bytes = blob
             .get(off..off.saturating_add(len))
@@ -131,21 +144,29 @@ fn parse_directory<'a>(
             *slot = bytes;
         }
         present |= 1 << k;
-        end = off + len;
-        last = id.name();
+        end = end.max(off + len);
+        #[cfg(feature = "shape-checks")]
+        {
+            last = id.name();
+        }
     }
-    let after = blob.get(end..).unwrap_or_default();
-    if whole && !after.is_empty() {
-        return Err(err(end, BlobErrorKind::TrailingBytes(last)));
-    }
-    if let Some(p) = after.iter().position(|&b| b != 0) {
-        return Err(err(end + p, BlobErrorKind::NonZeroAfterBlob));
-    }
-    if let Some(id) = SECTIONS
-        .iter()
-        .find(|&&id| REQUIRED & !present & bit(id) != 0)
+    #[cfg(not(feature = "shape-checks"))]
+    let _ = whole;
+    #[cfg(feature = "shape-checks")]
     {
-        return Err(err(0, BlobErrorKind::MissingSection { section: id.name() }));
+        let after = blob.get(end..).unwrap_or_default();
+        if whole && !after.is_empty() {
+            return Err(err(end, BlobErrorKind::TrailingBytes(last)));
+        }
+        if let Some(p) = after.iter().position(|&b| b != 0) {
+            return Err(err(end + p, BlobErrorKind::NonZeroAfterBlob));
+        }
+        if let Some(id) = SECTIONS
+            .iter()
+            .find(|&&id| REQUIRED & !present & bit(id) != 0)
+        {
+            return Err(err(0, BlobErrorKind::MissingSection { section: id.name() }));
+        }
     }
     Ok(Directory { sec, present, end })
 }
@@ -222,7 +243,8 @@ impl<'a> KallsymsV2<'a> {
     }
 
     /// The first step of [`from_blob`](Self::from_blob): the header, the
-    /// directory rules and every section's CRC32C (FORMAT.md §9, §13), the
+    /// directory (its layout rules with feature `shape-checks`) and every
+    /// section's CRC32C (FORMAT.md §9, §13), the
     /// token offsets' length and, with feature `lines`, the `lines` header
     /// (§15.5). Does not check the sections' lengths against the counts
     /// ([`check_shapes`](Self::check_shapes) does): lookups in a blob that
@@ -249,6 +271,10 @@ impl<'a> KallsymsV2<'a> {
     /// the last section are [`BlobErrorKind::NonZeroAfterBlob`] where one
     /// is not zero, and a region of zeros only is
     /// [`BlobErrorKind::NotFilled`].
+    // Inlined into Kallsyms::from_region, a kernel's one way in: the view
+    // (some 200 bytes) is then built once, in place, not moved through
+    // three results by memcpy.
+    #[inline(always)]
     pub fn from_region(
         region: &'a [u8],
         stext: Option<u64>,
@@ -264,6 +290,7 @@ impl<'a> KallsymsV2<'a> {
     /// [`from_blob_intact`](Self::from_blob_intact) of a whole blob or
     /// (`!whole`) of a reserved region; also returns the bytes after the
     /// blob.
+    #[inline(always)] // as from_region
     fn open(
         region: &'a [u8],
         whole: bool,
