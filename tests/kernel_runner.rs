@@ -169,3 +169,63 @@ fn make_with_the_guides_rule_boots_a_filled_copy() {
         "{console}"
     );
 }
+
+/// The bootloader-tool recipe of docs/kernel.md, step 5, on a kernel laid
+/// out as the `bootloader` crate (0.9) wants it (examples/bootimage: a JSON
+/// target, no linker script, `-Zbuild-std`): `cargo run` calls `sh run.sh`,
+/// which fills `.ksym` in a copy and hands the copy to `bootimage runner`,
+/// which builds the disk image from it and boots it. The console shows the
+/// panic's frames, symbolized by the guide's step 4 file, used as it is.
+#[test]
+fn bootimage_builds_the_disk_image_from_a_filled_copy() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let have = |cmd: &str| Command::new(cmd).arg("--version").output().is_ok();
+    if !have("qemu-system-x86_64") || !have("bootimage") {
+        // .ci/run installs bootimage; tests/kernel_demo.rs installs QEMU
+        // as root.
+        eprintln!("SKIPPED: no qemu-system-x86_64 or bootimage");
+        return;
+    }
+    let out = Command::new("timeout")
+        .args(["600", "cargo", "+nightly", "run", "--release", "--quiet"])
+        .current_dir(root.join("examples/bootimage"))
+        // The nightly of `+nightly` for every cargo bootimage runs, not
+        // the toolchain of this test's own cargo.
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env("PATH", tools_path(root))
+        .output()
+        .expect("cargo");
+    let console = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    // isa-debug-exit: the panic handler's 0x10 makes QEMU exit 33.
+    assert_eq!(out.status.code(), Some(33), "{console}\n{err}");
+    assert!(err.contains("no address moved"), "{err}");
+    let frames: Vec<&str> = console
+        .lines()
+        .filter_map(|l| l.strip_prefix(" [<")?.split_once(">] ").map(|(_, f)| f))
+        .collect();
+    let names: Vec<&str> = frames
+        .iter()
+        .map(|f| f.split('+').next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "core::panicking::panic_fmt",
+            "ksym_bootimage_demo::deep",
+            "ksym_bootimage_demo::deep",
+            "ksym_bootimage_demo::deep",
+            "ksym_bootimage_demo::deep",
+            "kmain",
+            "_start",
+        ],
+        "{console}"
+    );
+    // Lines from the kernel's own DWARF, paths relative to its crate.
+    assert!(
+        frames[1].ends_with(" src/main.rs:48")
+            && frames[2].ends_with(" src/main.rs:50")
+            && frames[5].ends_with(" src/main.rs:41"),
+        "{console}"
+    );
+}
