@@ -51,6 +51,12 @@ pub struct PackJob {
     /// `--asm`: the blob as GNU assembler source for a two-pass link, in
     /// this section (`--section`, default `.ksym`).
     pub asm: Option<String>,
+    /// `--elf BINARY`: the symbols are BINARY's functions with their sizes
+    /// (`crate::elf::functions`), not INPUT's lines.
+    pub elf: Option<PathBuf>,
+    /// `--debug-dir DIR`s, searched for separate debug files before
+    /// `/usr/lib/debug` (`crate::elf::debugfile`).
+    pub debug_dirs: Vec<PathBuf>,
 }
 
 /// The GNU build-id note of the ELF file at `path`, if it has one.
@@ -109,13 +115,36 @@ pub fn dump(path: &Path) -> Result<(), CliError> {
 }
 
 impl PackJob {
+    /// The format written: `--format`, else v2 for `--elf` (sizes need
+    /// it), else v1.
+    pub fn effective_format(&self) -> Format {
+        self.format.unwrap_or(match self.elf {
+            Some(_) => Format::V2,
+            None => Format::V1,
+        })
+    }
+
     /// Refuses options that contradict each other (exit 2): what v1 has
-    /// no place for, and two destinations for the blob.
+    /// no place for, `--elf` with another input, and two destinations for
+    /// the blob.
     ///
     /// Errors: [`CliError::Usage`] saying which options clash.
     pub fn check_options(&self) -> Result<(), CliError> {
-        let v1 = self.format == Some(Format::V1);
+        let v1 = self.effective_format() == Format::V1;
         let usage = |s: &str| Err(CliError::Usage(s.into()));
+        if self.elf.is_some() {
+            if v1 {
+                return usage("--elf needs --format v2 (v1 has no place for symbol sizes)");
+            }
+            if self.input != "-" {
+                return usage("--elf BINARY is the input: give it or INPUT, not both");
+            }
+            if self.debuginfod.is_some() || self.modules.is_some() {
+                return usage(
+                    "--elf takes one binary's symbols: not with --debuginfod or --modules",
+                );
+            }
+        }
         if v1 && (!self.v2.release.is_empty() || !self.v2.build_id.is_empty()) {
             return usage("--release and --build-id need --format v2 (v1 has no field for them)");
         }
@@ -152,12 +181,13 @@ impl PackJob {
     /// refuses, unreadable DWARF, a blob that does not fit `--patch-elf`'s
     /// section, or an output that cannot be written; nothing is written then.
     pub fn run(self) -> Result<(), CliError> {
+        let format = self.effective_format();
         let PackJob {
             input,
             output,
             verbose,
             strategy,
-            format,
+            format: _,
             mut v2,
             mut lines,
             patch,
@@ -165,6 +195,8 @@ impl PackJob {
             store,
             debuginfod,
             asm,
+            elf,
+            debug_dirs,
         } = self;
         if output.is_none() && patch.is_none() && store.is_none() && stdout_is_terminal() {
             return Err(CliError::Usage(
@@ -190,10 +222,37 @@ impl PackJob {
             }
             None => None,
         };
-        let mut list = match &fetched {
-            Some(elf) => crate::elf::symbols::text_symbols(elf.path())
+        let dirs = crate::elf::debugfile::DebugDirs { dirs: debug_dirs };
+        // A stripped ELF's lines are in its debug file.
+        if let Some((path, columns)) = lines.take() {
+            let (found, separate) =
+                crate::elf::debugfile::with_section(&path, ".debug_info", &dirs);
+            if separate && verbose {
+                eprintln!(
+                    "ksym-pack: --lines: {}'s debug file {}",
+                    path.display(),
+                    found.display()
+                );
+            }
+            lines = Some((found, columns));
+        }
+        let mut list = match (&fetched, &elf) {
+            (Some(f), _) => crate::elf::symbols::text_symbols(f.path())
                 .map_err(|e| CliError::input("--debuginfod", e))?,
-            None => SymbolList::read_lines(open_input(&input)?)
+            (None, Some(bin)) => {
+                let f = crate::elf::functions::function_symbols(bin, &dirs)
+                    .map_err(|e| CliError::input("--elf", e))?;
+                if verbose {
+                    eprintln!(
+                        "ksym-pack: --elf: {} functions from {} of {}",
+                        f.list.len(),
+                        f.table.describe(),
+                        f.file.display()
+                    );
+                }
+                f.list
+            }
+            (None, None) => SymbolList::read_lines(open_input(&input)?)
                 .map_err(|e| CliError::input(&input, e))?,
         };
         // No linker script, no _etext: the end of the ELF's executable
@@ -203,6 +262,8 @@ impl PackJob {
             .map(|p| &p.0)
             .or(lines.as_ref().map(|l| &l.0));
         if let Some(elf) = bounds_elf
+            // --elf's symbols end at their sizes.
+            && !list.has_sizes()
             && !list.is_empty()
             && !(0..list.len()).any(|i| list.name(i) == b"_etext")
             // An ELF that cannot be read is refused below, by the step that
@@ -223,12 +284,13 @@ impl PackJob {
         if v2.build_id.is_empty()
             && let Some(id) = debuginfod
                 .clone()
+                .or_else(|| elf.as_ref().and_then(|e| elf_build_id(e)))
                 .or_else(|| lines.as_ref().and_then(|l| elf_build_id(&l.0)))
                 .or_else(|| patch.as_ref().and_then(|p| elf_build_id(&p.0)))
         {
             v2.build_id = id;
         }
-        let write: Box<WriteBlob<'_>> = match format.unwrap_or(Format::V1) {
+        let write: Box<WriteBlob<'_>> = match format {
             Format::V1 => {
                 let layout =
                     Layout::new(&list, strategy).map_err(|e| CliError::input(&input, e))?;

@@ -22,12 +22,13 @@ fn parse_args() -> Result<Mode, CliError> {
     use lexopt::prelude::*;
     let (mut input, mut output, mut verbose, mut strategy) =
         (None, None, false, TokenStrategy::default());
-    let (mut format, mut v2) = (Format::V1, V2Options::default());
+    let (mut format, mut v2) = (None, V2Options::default());
     let (mut lines, mut columns) = (None::<PathBuf>, false);
     let (mut patch, mut section) = (None::<PathBuf>, None::<String>);
     let (mut modules, mut skip_bad) = (None::<PathBuf>, false);
     let (mut store, mut debuginfod) = (None::<PathBuf>, None);
     let mut asm = false;
+    let (mut elf, mut debug_dirs) = (None::<PathBuf>, Vec::new());
     let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
@@ -36,8 +37,8 @@ fn parse_args() -> Result<Mode, CliError> {
             Long("tokens") => strategy = p.value()?.parse()?,
             Long("format") => {
                 format = match p.value()?.to_str() {
-                    Some("v1") => Format::V1,
-                    Some("v2") => Format::V2,
+                    Some("v1") => Some(Format::V1),
+                    Some("v2") => Some(Format::V2),
                     other => {
                         return Err(CliError::Usage(format!(
                             "--format: expected v1 or v2, got `{}`",
@@ -53,6 +54,8 @@ fn parse_args() -> Result<Mode, CliError> {
                     CliError::Usage(format!("--build-id: expected hex bytes, got `{s}`"))
                 })?;
             }
+            Long("elf") => elf = Some(p.value()?.into()),
+            Long("debug-dir") => debug_dirs.push(p.value()?.into()),
             Long("lines") => lines = Some(p.value()?.into()),
             Long("columns") => columns = true,
             Long("modules") => modules = Some(p.value()?.into()),
@@ -96,8 +99,10 @@ fn parse_args() -> Result<Mode, CliError> {
         output,
         verbose,
         strategy,
-        format: Some(format),
+        format,
         v2,
+        elf,
+        debug_dirs,
     };
     job.check_options()?;
     Ok(Mode::Pack(Box::new(job)))

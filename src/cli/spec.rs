@@ -156,10 +156,15 @@ pub const TOKENS_TOOL: Tool = Tool {
 /// `ksym-pack`.
 pub const PACK: Tool = Tool {
     name: "ksym-pack",
-    synopsis: &["[OPTIONS] [INPUT|-]", "--check BLOB", "--dump BLOB"],
+    synopsis: &[
+        "[OPTIONS] [INPUT|-]",
+        "[OPTIONS] --elf BINARY",
+        "--check BLOB",
+        "--dump BLOB",
+    ],
     about: "pack kernel symbols into a kallsyms blob; check or dump a blob",
     description: "Packs `ADDR TYPE NAME[\\t[module]]` lines (ksym-filter's output) into a \
-        kallsyms blob.",
+        kallsyms blob, or (--elf) a binary's function symbols with their sizes.",
     options: &[
         Opt {
             short: Some('o'),
@@ -196,6 +201,18 @@ pub const PACK: Tool = Tool {
             "HEX",
             Value::Text,
             "v2: store the kernel's build-id",
+        ),
+        with(
+            "elf",
+            "BINARY",
+            Value::File,
+            "v2: BINARY's functions with their sizes (.symtab, its debug file's, or .dynsym), not INPUT",
+        ),
+        with(
+            "debug-dir",
+            "DIR",
+            Value::Dir,
+            "look for debug files (build-id, debuglink) under DIR before /usr/lib/debug; repeatable",
         ),
         with(
             "lines",

@@ -3,14 +3,20 @@
 //! write into one. Each reads through the `object` crate and gimli's
 //! (ELF spec, System V gABI; DWARF 4 and 5).
 //!
-//! - [`symbols`]: the text bounds of an ELF's executable sections and its
-//!   build-id note;
+//! - [`symbols`]: a kernel's text symbols, the text bounds of an ELF's
+//!   executable sections;
+//! - [`functions`]: a user-space binary's function symbols with their
+//!   sizes, aliases ordered as symbolizers print them;
+//! - [`debugfile`]: a stripped binary's separate debug file (build-id,
+//!   `.gnu_debuglink`);
 //! - [`dwarf`]: DWARF line programs and inline trees to a source table;
 //! - [`kmod`]: kernel modules: sections laid out, DWARF relocated, their
 //!   symbols and lines for the module space;
 //! - [`patch`]: a blob written into an ELF image's reserved section.
 
+pub mod debugfile;
 pub mod dwarf;
+pub mod functions;
 pub mod kmod;
 pub mod patch;
 pub mod symbols;

@@ -25,7 +25,6 @@ pub fn text_symbols(path: &Path) -> Result<SymbolList, String> {
     let obj = object::File::parse(&cache)
         .map_err(|e| format!("{}: not an ELF file: {e}", path.display()))?;
     let mut syms: Vec<(u64, u8, Vec<u8>)> = Vec::new();
-    let mut demangled = Vec::new();
     for s in obj.symbols() {
         let Ok(name) = s.name_bytes() else { continue };
         if name.is_empty() {
@@ -58,12 +57,7 @@ pub fn text_symbols(path: &Path) -> Result<SymbolList, String> {
         } else {
             b'd'
         };
-        demangled.clear();
-        let name = if crate::text::demangle::demangle_rust(name, &mut demangled) {
-            demangled.clone()
-        } else {
-            name.to_vec()
-        };
+        let name = crate::text::demangle::rust_demangled_or_raw(name);
         syms.push((s.address(), ty, name));
     }
     syms.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.2.cmp(&b.2)));

@@ -147,6 +147,9 @@ pub struct SymbolList {
     /// ascending; ids index `module_names`.
     modules: Vec<(u32, u32)>,
     module_names: Vec<Box<[u8]>>,
+    /// `(symbol index, size in bytes)` for symbols whose size is known
+    /// (an ELF symbol's `st_size`), ascending by index.
+    sizes: Vec<(u32, u64)>,
 }
 
 impl SymbolList {
@@ -224,6 +227,36 @@ impl SymbolList {
             },
         };
         self.modules.push((i as u32, id));
+    }
+
+    /// Gives the symbol pushed last its size in bytes (an ELF symbol's
+    /// `st_size`, FORMAT.md §10.7); 0 leaves it unknown. Without a size a
+    /// symbol ends at the next one (§5.2).
+    pub fn set_last_size(&mut self, size: u64) {
+        let Some(i) = self.len().checked_sub(1) else {
+            return;
+        };
+        if size == 0 {
+            return;
+        }
+        match self.sizes.last_mut() {
+            Some(last) if last.0 == i as u32 => last.1 = size,
+            _ => self.sizes.push((i as u32, size)),
+        }
+    }
+
+    /// Symbol `i`'s size in bytes, when known ([`set_last_size`](Self::set_last_size)).
+    pub fn size(&self, i: usize) -> Option<u64> {
+        self.sizes
+            .binary_search_by_key(&(i as u32), |s| s.0)
+            .ok()
+            .map(|k| self.sizes[k].1)
+    }
+
+    /// True when some symbol has a size: a v2 blob then holds the `sizes`
+    /// section.
+    pub fn has_sizes(&self) -> bool {
+        !self.sizes.is_empty()
     }
 
     /// Input positions in address order: stable, so aliases keep input order

@@ -40,6 +40,8 @@ pub enum Problem {
     BlockFieldRange,
     /// lengths or bound bits out of range.
     MetaFieldRange,
+    /// width out of range (1 to 64) or reserved bytes not zero.
+    SizesHeader,
     /// counts too large.
     CountsTooLarge,
     /// counts do not match the length.
@@ -146,6 +148,7 @@ impl Problem {
         use Problem::*;
         match self {
             LengthNotSymbolCount => "length does not match the symbol count",
+            SizesHeader => "width out of range (1 to 64) or reserved bytes not zero",
             NoMagic => "no v2 magic",
             UnknownFlags => "unknown flags set",
             HeaderLengthVsCount => "header length and section count disagree",

@@ -37,6 +37,18 @@ pub fn demangle_rust(name: &[u8], out: &mut Vec<u8>) -> bool {
     true
 }
 
+/// `name` as `ksym-filter` writes it: demangled when it is a Rust name
+/// ([`demangle_rust`]), else byte for byte. What the ELF readers use for
+/// each symbol they keep.
+pub fn rust_demangled_or_raw(name: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    if demangle_rust(name, &mut out) {
+        out
+    } else {
+        name.to_vec()
+    }
+}
+
 /// True when a `_ZN` name ends with the rustc hash segment `17h` + 16 hex
 /// digits + `E`, optionally followed by a `.suffix` (`.llvm.123`, `.cold`).
 /// Paths hold `..` (escaped `::`), so the suffix cannot be found by the first dot.

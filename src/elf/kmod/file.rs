@@ -179,7 +179,6 @@ pub fn module_info(obj: &object::File<'_>, path: &Path) -> Result<ModuleInfo, Mo
         }
     }
     let mut symbols = Vec::new();
-    let mut demangled = Vec::new();
     for sym in obj.symbols() {
         let SymbolSection::Section(si) = sym.section() else {
             continue;
@@ -203,12 +202,7 @@ pub fn module_info(obj: &object::File<'_>, path: &Path) -> Result<ModuleInfo, Mo
         if raw.is_empty() || crate::text::nm::is_mapping_or_local_label(raw) {
             continue;
         }
-        demangled.clear();
-        let name = if crate::text::demangle::demangle_rust(raw, &mut demangled) {
-            demangled.clone()
-        } else {
-            raw.to_vec()
-        };
+        let name = crate::text::demangle::rust_demangled_or_raw(raw);
         let symbol_type = match st_info >> 4 {
             elf::STB_GLOBAL => b'T',
             elf::STB_WEAK => b'W',

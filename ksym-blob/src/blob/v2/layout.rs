@@ -119,10 +119,11 @@ pub enum SectionId {
     Modules = 12,
     Lines = 13,
     ModuleSpace = 14,
+    Sizes = 15,
 }
 
 /// Every section id, in blob order.
-pub const SECTIONS: [SectionId; 14] = [
+pub const SECTIONS: [SectionId; 15] = [
     SectionId::Meta,
     SectionId::AddrBlocks,
     SectionId::AddrBits,
@@ -137,6 +138,7 @@ pub const SECTIONS: [SectionId; 14] = [
     SectionId::Modules,
     SectionId::Lines,
     SectionId::ModuleSpace,
+    SectionId::Sizes,
 ];
 
 impl SectionId {
@@ -157,6 +159,7 @@ impl SectionId {
             SectionId::Modules => "modules",
             SectionId::Lines => "lines",
             SectionId::ModuleSpace => "module_space",
+            SectionId::Sizes => "sizes",
         }
     }
 }

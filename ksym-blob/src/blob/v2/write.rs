@@ -378,6 +378,23 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
         sections.push((SectionId::ModuleSpace, ms.clone()));
     }
 
+    // Sizes: `width: u32`, 4 zero bytes, then each stored row's size as a
+    // packed array (0: unknown).
+    if list.has_sizes() {
+        let size = |j: usize| list.size(rows[j] as usize).unwrap_or(0);
+        let max = (0..m).map(size).max().unwrap_or(0);
+        let width = (64 - max.leading_zeros()).max(1);
+        let mut packed = Bits::default();
+        for j in 0..m {
+            packed.push(size(j), width);
+        }
+        let mut sec = Vec::with_capacity(8 + 8 * (m * width as usize).div_ceil(64));
+        sec.extend_from_slice(&width.to_le_bytes());
+        sec.extend_from_slice(&0u32.to_le_bytes());
+        sec.extend_from_slice(&pad(packed.bytes(), m * width as usize));
+        sections.push((SectionId::Sizes, sec));
+    }
+
     // Header, directory, sections at 8-aligned offsets.
     let nsect = sections.len();
     let header_len = HEADER_LEN + DIR_ENTRY_LEN * nsect;

@@ -842,13 +842,46 @@ impl<'a> KallsymsV2<'a> {
             None if addr.wrapping_sub(sym_addr) >= LAST_SYMBOL_MAX_SPAN => return None,
             _ => {}
         }
+        let offset = addr.wrapping_sub(sym_addr);
+        // §10.7: a known size ends the symbol there; past it is a gap (a
+        // function's padding), which no symbol covers.
+        #[cfg(feature = "sizes")]
+        if let Some(size) = self.row_size(j).filter(|_| !folded) {
+            return (offset < size).then_some(RowHit {
+                row: j,
+                folded,
+                address: sym_addr,
+                offset,
+                size: Some(size),
+            });
+        }
         Some(RowHit {
             row: j,
             folded,
             address: sym_addr,
-            offset: addr.wrapping_sub(sym_addr),
+            offset,
             size: end.map(|e| e.wrapping_sub(sym_addr)),
         })
+    }
+
+    /// Stored row `j`'s size in bytes from the `sizes` section (FORMAT.md
+    /// §10.7), `None` where the blob has none or it is 0 (unknown).
+    #[cfg(feature = "sizes")]
+    #[cfg_attr(feature = "std", inline)]
+    pub fn row_size(&self, j: usize) -> Option<u64> {
+        let s = self.sec(SectionId::Sizes);
+        let width = u32_at(s, 0);
+        if s.len() < 8 || width == 0 || width > 64 {
+            return None;
+        }
+        let bits = s.get(8..).unwrap_or_default();
+        let v = get_bits(bits, (j as u64).wrapping_mul(u64::from(width)), width);
+        (v != 0).then_some(v)
+    }
+
+    /// True when the blob has a `sizes` section (FORMAT.md §10.7).
+    pub fn has_sizes(&self) -> bool {
+        self.present & open::bit(SectionId::Sizes) != 0
     }
 
     /// The symbol type of stored row `j` (and of its folded companion):

@@ -442,6 +442,17 @@ impl<'a> KallsymsV2<'a> {
                 .check(self.sec(SectionId::Modules))
                 .map_err(|what| fail(SectionId::Modules, what))?;
         }
+        if self.present & bit(SectionId::Sizes) != 0 {
+            // §10.7: width 1 to 64, 4 zero bytes, m packed values.
+            let s = self.sec(SectionId::Sizes);
+            let width = u32_at(s, 0) as usize;
+            if s.len() < 8 || !(1..=64).contains(&width) || u32_at(s, 4) != 0 {
+                return Err(fail(SectionId::Sizes, Problem::SizesHeader));
+            }
+            if m.checked_mul(width).map(|b| 8 + 8 * words_for(b)) != Some(s.len()) {
+                return Err(fail(SectionId::Sizes, Problem::LengthNotSymbolCount));
+            }
+        }
         Ok(())
     }
 

@@ -154,3 +154,50 @@ fn counts_that_disagree_with_the_sections_fail_the_shape_checks_alone() {
         use_view(&v);
     }
 }
+
+/// FORMAT.md §10.7: a symbol with a size ends there, the padding after it
+/// is a gap (no symbol, not the function before it), a symbol without one
+/// ends at the next as before, and the size printed is the ELF size.
+#[test]
+fn sizes_end_symbols_and_leave_gaps_unknown() {
+    let mut list = SymbolList::new();
+    list.push(0x1000, b'T', b"main").unwrap();
+    list.set_last_size(0x40);
+    list.push(0x1000, b'W', b"main_alias").unwrap();
+    list.set_last_size(0x10);
+    list.push(0x1080, b't', b"helper").unwrap();
+    list.set_last_size(0x30);
+    list.push(0x10c0, b'T', b"no_size").unwrap();
+    list.push(0x1100, b'T', b"last").unwrap();
+    list.set_last_size(0x8);
+    let blob = pack_v2(&list, &V2Options::default()).unwrap().blob;
+    let blob = AlignedBlob::copy_from(&blob);
+    let v = KallsymsV2::from_blob(blob.as_bytes(), None, None).unwrap();
+    assert!(v.has_sizes());
+    let at = |a: u64| {
+        v.lookup_address(a)
+            .map(|h| (h.symbol.name.to_string(), h.offset, h.size))
+    };
+    // The first alias (input order) names the address and gives its size.
+    assert_eq!(at(0x1000), Some(("main".into(), 0, Some(0x40))));
+    assert_eq!(at(0x103f), Some(("main".into(), 0x3f, Some(0x40))));
+    assert_eq!(at(0x1040), None, "padding after main");
+    assert_eq!(at(0x107f), None);
+    assert_eq!(at(0x10af), Some(("helper".into(), 0x2f, Some(0x30))));
+    assert_eq!(at(0x10b0), None);
+    assert_eq!(at(0x10ff), Some(("no_size".into(), 0x3f, Some(0x40))));
+    assert_eq!(at(0x1107), Some(("last".into(), 7, Some(8))));
+    assert_eq!(at(0x1108), None, "the last symbol ends at its size too");
+    // Without sizes the same list covers the padding, as kallsyms does.
+    let mut plain = SymbolList::new();
+    for i in 0..list.len() {
+        plain
+            .push(list.address(i), list.symbol_type(i), list.name(i))
+            .unwrap();
+    }
+    let blob = AlignedBlob::copy_from(&pack_v2(&plain, &V2Options::default()).unwrap().blob);
+    let v = KallsymsV2::from_blob(blob.as_bytes(), None, None).unwrap();
+    assert!(!v.has_sizes());
+    let h = v.lookup_address(0x1040).unwrap();
+    assert_eq!((h.offset, h.size), (0x40, Some(0x80)));
+}

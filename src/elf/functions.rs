@@ -1,0 +1,212 @@
+//! A user-space binary's function symbols (a program, a shared library;
+//! vmlinux and modules read the same way), straight from its ELF symbol
+//! table with their sizes: what `ksym-pack --elf` packs. Unlike the `nm`
+//! text path kept for kernels, it keeps what a profiler's frames land in
+//! and what symbolizers print:
+//! - `.symtab`, else the separate debug file's (build-id, debuglink:
+//!   [`super::debugfile`]), else `.dynsym` (exported names only);
+//! - defined `STT_FUNC` and `STT_GNU_IFUNC` symbols, weak ones included,
+//!   and untyped global labels, in executable sections (ELF spec "Symbol
+//!   Table");
+//! - each with its `st_size` (FORMAT.md §10.7): the padding after a
+//!   function is a gap, not that function;
+//! - names without their symbol version (`memcpy@GLIBC_2.2.5` →
+//!   `memcpy`) and Rust names demangled, as `ksym-filter` does;
+//! - of the aliases at one address, first the one perf and llvm-symbolizer
+//!   print: one with a size before one without, global before weak before
+//!   local, glibc's hidden `__GI_` aliases last, fewer leading underscores
+//!   first (perf's `choose_best_symbol`), then the longer name.
+
+use std::path::{Path, PathBuf};
+
+use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, SymbolSection};
+
+use super::debugfile::{self, DebugDirs};
+use crate::blob::list::SymbolList;
+
+/// Which table the symbols came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    /// The file's own `.symtab`.
+    Symtab,
+    /// The `.symtab` of its separate debug file.
+    DebugSymtab,
+    /// `.dynsym`: a stripped file whose debug file was not found.
+    Dynsym,
+}
+
+impl Table {
+    /// How `ksym-pack -v` names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Table::Symtab => ".symtab",
+            Table::DebugSymtab => "the debug file's .symtab",
+            Table::Dynsym => ".dynsym (no debug file found)",
+        }
+    }
+}
+
+/// The function symbols of a binary, and where they came from.
+#[derive(Debug)]
+pub struct Functions {
+    /// In address order, preferred alias first, each with its size.
+    pub list: SymbolList,
+    /// The table read.
+    pub table: Table,
+    /// The file the table was read from (the binary or its debug file).
+    pub file: PathBuf,
+}
+
+/// One symbol before ordering: address, size, type letter, name, and its
+/// rank among aliases (smaller first).
+struct Candidate {
+    addr: u64,
+    size: u64,
+    /// The end of the symbol's section: a symbol without a size (an
+    /// assembly label) ends there at the latest.
+    section_end: u64,
+    kind: u8,
+    name: Vec<u8>,
+    rank: (bool, u8, u8, std::cmp::Reverse<usize>),
+    index: usize,
+}
+
+/// The function symbols of the ELF file at `path` (see the module
+/// documentation for which, and in which order).
+///
+/// Errors: the file cannot be read or is not ELF (the message names it),
+/// it has no symbol table at all, or a name the list refuses.
+pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, String> {
+    let (file, from_debug) = debugfile::with_section(path, ".symtab", dirs);
+    let data = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let obj = object::File::parse(&*data)
+        .map_err(|e| format!("{}: not an ELF file: {e}", file.display()))?;
+    // The executable sections are the binary's; a debug file keeps their
+    // headers (as NOBITS) with the same flags.
+    let (syms, table) = match (obj.symbol_table(), from_debug) {
+        (Some(t), false) => (collect(&obj, t.symbols()), Table::Symtab),
+        (Some(t), true) => (collect(&obj, t.symbols()), Table::DebugSymtab),
+        (None, _) => match obj.dynamic_symbol_table() {
+            Some(t) => (collect(&obj, t.symbols()), Table::Dynsym),
+            None => {
+                return Err(format!(
+                    "{}: no .symtab or .dynsym, and no debug file with one (give --debug-dir)",
+                    path.display()
+                ));
+            }
+        },
+    };
+    let mut syms = syms;
+    syms.sort_by_key(|a| (a.addr, a.rank, a.index));
+    // One entry per (address, name): a name listed twice (a versioned and
+    // an unversioned spelling) is one symbol.
+    syms.dedup_by(|b, a| a.addr == b.addr && a.name == b.name);
+    // A symbol without a size ends at the next function or at its
+    // section's end, whichever comes first: never past its section (the
+    // kernel rule's 1 MiB is for kernels, whose text is one section).
+    for i in 0..syms.len() {
+        if syms[i].size == 0 {
+            let next = syms[i + 1..]
+                .iter()
+                .map(|n| n.addr)
+                .find(|&a| a > syms[i].addr)
+                .unwrap_or(u64::MAX);
+            syms[i].size = next.min(syms[i].section_end).saturating_sub(syms[i].addr);
+        }
+    }
+    let mut list = SymbolList::new();
+    for s in &syms {
+        list.push(s.addr, s.kind, &s.name)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        list.set_last_size(s.size);
+    }
+    Ok(Functions { list, table, file })
+}
+
+fn collect<'d, 'f>(
+    obj: &'f object::File<'d>,
+    symbols: impl Iterator<Item = object::Symbol<'d, 'f>>,
+) -> Vec<Candidate> {
+    let exec = u64::from(object::elf::SHF_EXECINSTR);
+    let mut out = Vec::new();
+    for (index, s) in symbols.enumerate() {
+        let SymbolSection::Section(sec) = s.section() else {
+            continue;
+        };
+        let Ok(sec) = obj.section_by_index(sec) else {
+            continue;
+        };
+        let in_code =
+            matches!(sec.flags(), object::SectionFlags::Elf { sh_flags } if sh_flags & exec != 0);
+        let section_end = sec.address().saturating_add(sec.size());
+        let object::SymbolFlags::Elf { st_info, .. } = s.flags() else {
+            continue;
+        };
+        let st_type = st_info & 0xf;
+        let typed = st_type == object::elf::STT_FUNC || st_type == object::elf::STT_GNU_IFUNC;
+        // Untyped labels count when global (assembly entry points); local
+        // ones are mostly mapping symbols and jump targets.
+        let label = st_type == object::elf::STT_NOTYPE && !s.is_local();
+        if !in_code || !(typed || label) {
+            continue;
+        }
+        let Ok(raw) = s.name_bytes() else { continue };
+        // `name@VERSION` and `name@@VERSION` (.symver): the name alone.
+        let raw = raw.split(|&b| b == b'@').next().unwrap_or(raw);
+        if raw.is_empty() || crate::text::nm::is_mapping_or_local_label(raw) {
+            continue;
+        }
+        let name = crate::text::demangle::rust_demangled_or_raw(raw);
+        let binding = if s.is_weak() {
+            1
+        } else if s.is_global() {
+            0
+        } else {
+            2
+        };
+        let kind = match binding {
+            0 => b'T',
+            1 => b'W',
+            _ => b't',
+        };
+        out.push(Candidate {
+            addr: s.address(),
+            size: s.size(),
+            section_end,
+            kind,
+            rank: (
+                s.size() == 0,
+                binding,
+                internal_tier(raw),
+                std::cmp::Reverse(raw.len()),
+            ),
+            name,
+            index,
+        });
+    }
+    out
+}
+
+/// How internal a spelling looks, smaller first: glibc's hidden aliases
+/// (`__GI_getenv`) last, else the number of leading underscores, as perf
+/// counts them (`getenv` 0, `__libc_malloc` 2).
+fn internal_tier(name: &[u8]) -> u8 {
+    if name.starts_with(b"__GI_") {
+        return u8::MAX;
+    }
+    name.iter().take_while(|&&b| b == b'_').count().min(254) as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_spellings_lose_to_public_ones() {
+        assert!(internal_tier(b"getenv") < internal_tier(b"_IO_getenv"));
+        assert!(internal_tier(b"__printf_fp_l") < internal_tier(b"__GI___printf_fp_l"));
+        assert!(
+            internal_tier(b"____strtod_l_internal") < internal_tier(b"__GI_____strtod_l_internal")
+        );
+    }
+}

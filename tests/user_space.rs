@@ -1,0 +1,306 @@
+//! `ksym-pack --elf`: a user-space binary's functions straight from its
+//! ELF symbol table, with sizes (docs/FORMAT.md §10.7), checked against
+//! binutils' `nm -S` at every function's first and last byte and in the
+//! padding after it; a stripped binary's symbols and lines from its
+//! separate debug file (by `.gnu_debuglink`, or by build-id under
+//! `--debug-dir`), and `.dynsym` alone when there is none, where a static
+//! function's addresses name nothing rather than an exported neighbour.
+//! And Debian's libc through `libc6-dbg`, when installed (CI installs it).
+mod common;
+
+use common::{run, run_ok, scratch};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// Runs a host tool, which must succeed.
+fn tool(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e} (CI installs gcc and binutils)"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `nm -S --defined-only` of `elf`'s functions (`T t W w i`) with a size:
+/// address, size and name, without symbol versions.
+fn nm_functions(elf: &Path) -> Vec<(u64, u64, String)> {
+    nm_all(elf).into_iter().filter(|(_, s, _)| *s > 0).collect()
+}
+
+/// As [`nm_functions`], those without a size (assembly labels) too.
+fn nm_all(elf: &Path) -> Vec<(u64, u64, String)> {
+    tool("nm", &["-S", "--defined-only", elf.to_str().unwrap()])
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (a, s, t, n) = match f[..] {
+                [a, s, t, n] => (a, s, t, n),
+                [a, t, n] => (a, "0", t, n),
+                _ => return None,
+            };
+            "TtWwi"
+                .contains(t)
+                .then(|| {
+                    (
+                        u64::from_str_radix(a, 16).unwrap(),
+                        u64::from_str_radix(s, 16).unwrap(),
+                    )
+                })
+                .map(|(a, s)| (a, s, n.split('@').next().unwrap().to_string()))
+        })
+        .collect()
+}
+
+/// `ksym-resolve BLOB` on bare addresses: the name printed for each, or
+/// `None` where it printed none (the address is left as it was).
+fn names(blob: &Path, addrs: &[u64]) -> Vec<Option<String>> {
+    let input: String = addrs.iter().map(|a| format!("{a:#x}\n")).collect();
+    let out = run_ok("ksym-resolve", &[blob.to_str().unwrap()], input.as_bytes());
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let w = l.split(' ').nth(2)?;
+            Some(w.split_once("+0x")?.0.to_string())
+        })
+        .collect()
+}
+
+/// Every function of `reference` (nm -S), at its first and last byte,
+/// names it or an alias at its address; the byte after it, where no
+/// other function starts, names nothing. Returns how many gaps were seen.
+fn check_against_nm(blob: &Path, reference: &Path) -> usize {
+    let funcs = nm_functions(reference);
+    assert!(funcs.len() >= 4, "{funcs:?}");
+    let mut at: HashMap<u64, Vec<&str>> = HashMap::new();
+    for (a, _, n) in &funcs {
+        at.entry(*a).or_default().push(n);
+    }
+    let starts: Vec<u64> = nm_all(reference).iter().map(|f| f.0).collect();
+    let covered =
+        |x: u64| starts.contains(&x) || funcs.iter().any(|(a, s, _)| *a <= x && x < a + s);
+    let mut probes = Vec::new();
+    for (a, s, _) in &funcs {
+        probes.extend([*a, a + s - 1]);
+        if !covered(a + s) {
+            probes.push(a + s);
+        }
+    }
+    let got = names(blob, &probes);
+    let mut gaps = 0;
+    for (x, name) in probes.iter().zip(&got) {
+        match funcs.iter().find(|(a, s, _)| *a <= *x && *x < a + s) {
+            Some((a, _, _)) => {
+                let name = name.as_deref().unwrap_or_else(|| panic!("{x:#x}: no name"));
+                assert!(
+                    at[a].contains(&name),
+                    "{x:#x}: {name} is not one of {:?}",
+                    at[a]
+                );
+            }
+            None => {
+                gaps += 1;
+                assert_eq!(name, &None, "{x:#x} is padding, not a function");
+            }
+        }
+    }
+    gaps
+}
+
+fn build(dir: &Path, out: &str, extra: &[&str]) -> PathBuf {
+    let elf = dir.join(out);
+    let mut args = vec!["-O2", "-g", "-o", elf.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.push(data("funcs.c").to_str().unwrap().to_string().leak());
+    tool("cc", &args);
+    elf
+}
+
+fn pack(dir: &Path, elf: &Path, extra: &[&str]) -> PathBuf {
+    let blob = dir.join(format!(
+        "{}.ksym",
+        elf.file_name().unwrap().to_str().unwrap()
+    ));
+    let mut args = vec!["--elf", elf.to_str().unwrap(), "-o", blob.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    run_ok("ksym-pack", &args, b"");
+    blob
+}
+
+#[test]
+fn functions_end_at_their_size_and_the_public_alias_is_printed() {
+    let dir = scratch("user-funcs");
+    for (out, flags) in [
+        ("prog", &["-fPIE", "-pie"][..]),
+        ("libf.so", &["-fPIC", "-shared"][..]),
+    ] {
+        let elf = build(&dir, out, flags);
+        let blob = pack(&dir, &elf, &[]);
+        let gaps = check_against_nm(&blob, &elf);
+        assert!(
+            gaps >= 3,
+            "{out}: the 64-byte alignment leaves padding: {gaps} gaps"
+        );
+        // public_fn, not glibc's hidden spelling; the weak function too.
+        let funcs = nm_functions(&elf);
+        let addr = |n: &str| funcs.iter().find(|f| f.2 == n).unwrap().0;
+        let got = names(
+            &blob,
+            &[addr("public_fn") + 1, addr("weak_fn"), addr("helper")],
+        );
+        assert_eq!(
+            got,
+            [
+                Some("public_fn".into()),
+                Some("weak_fn".into()),
+                Some("helper".into())
+            ],
+            "{out}"
+        );
+        let check = run_ok("ksym-pack", &["--check", blob.to_str().unwrap()], b"");
+        assert!(String::from_utf8_lossy(&check).contains(" sizes "), "{out}");
+    }
+}
+
+#[test]
+fn a_stripped_binary_reads_its_debug_file_or_else_dynsym() {
+    let dir = scratch("user-stripped");
+    // No build-id: the debuglink is the only way to the debug file.
+    let full = build(&dir, "prog", &["-fPIE", "-pie", "-Wl,--build-id=none"]);
+    let stripped = dir.join("stripped");
+    let debug = dir.join("stripped.debug");
+    tool(
+        "objcopy",
+        &[
+            "--only-keep-debug",
+            full.to_str().unwrap(),
+            debug.to_str().unwrap(),
+        ],
+    );
+    tool(
+        "strip",
+        &["-o", stripped.to_str().unwrap(), full.to_str().unwrap()],
+    );
+    tool(
+        "objcopy",
+        &[
+            &format!("--add-gnu-debuglink={}", debug.display()),
+            stripped.to_str().unwrap(),
+        ],
+    );
+    assert!(nm_functions(&stripped).is_empty(), "strip left a .symtab");
+    let blob = pack(&dir, &stripped, &["--lines", stripped.to_str().unwrap()]);
+    check_against_nm(&blob, &full);
+    // Lines come from the debug file too.
+    let funcs = nm_functions(&full);
+    let main = funcs.iter().find(|f| f.2 == "main").unwrap().0;
+    let out = run_ok(
+        "ksym-resolve",
+        &[blob.to_str().unwrap()],
+        format!("{main:#x}\n").as_bytes(),
+    );
+    assert!(
+        String::from_utf8_lossy(&out).contains("funcs.c:"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+
+    // A debug file whose CRC does not match is not the binary's.
+    std::fs::write(&debug, b"something else").unwrap();
+    let blob = pack(&dir, &stripped, &[]);
+    // Only .dynsym: main is not exported from a PIE, helper never is; their
+    // addresses name nothing, not a neighbour.
+    let got = names(
+        &blob,
+        &[main, funcs.iter().find(|f| f.2 == "helper").unwrap().0],
+    );
+    assert_eq!(got, [None, None]);
+    let err = run(
+        "ksym-pack",
+        &["--elf", stripped.to_str().unwrap(), "--format", "v1"],
+        b"",
+    );
+    assert_eq!(err.status.code(), Some(2));
+}
+
+#[test]
+fn the_debug_file_is_found_by_build_id_under_a_debug_dir() {
+    let dir = scratch("user-build-id");
+    let full = build(&dir, "prog", &["-fPIE", "-pie", "-Wl,--build-id=sha1"]);
+    let id = tool("readelf", &["-n", full.to_str().unwrap()]);
+    let id = id
+        .split("Build ID: ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let debug_root = dir.join("debug");
+    let at = debug_root.join(".build-id").join(&id[..2]);
+    std::fs::create_dir_all(&at).unwrap();
+    let debug = at.join(format!("{}.debug", &id[2..]));
+    tool(
+        "objcopy",
+        &[
+            "--only-keep-debug",
+            full.to_str().unwrap(),
+            debug.to_str().unwrap(),
+        ],
+    );
+    let stripped = dir.join("stripped");
+    tool(
+        "strip",
+        &["-o", stripped.to_str().unwrap(), full.to_str().unwrap()],
+    );
+    let blob = pack(
+        &dir,
+        &stripped,
+        &["--debug-dir", debug_root.to_str().unwrap()],
+    );
+    check_against_nm(&blob, &full);
+}
+
+/// Debian's libc 2.36 (stripped) and its `libc6-dbg` debug file, found by
+/// build-id under /usr/lib/debug: no address names another function than
+/// `nm -S` of the debug file, and padding names nothing.
+#[test]
+fn debians_libc_through_its_dbg_package() {
+    let libc = Path::new("/lib/x86_64-linux-gnu/libc.so.6");
+    let dir = scratch("user-libc");
+    let Some(debug) = std::fs::read_dir("/usr/lib/debug/.build-id")
+        .ok()
+        .and_then(|_| {
+            let id = tool("readelf", &["-n", libc.to_str()?]);
+            let id = id
+                .split("Build ID: ")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .to_string();
+            let p = PathBuf::from(format!(
+                "/usr/lib/debug/.build-id/{}/{}.debug",
+                &id[..2],
+                &id[2..]
+            ));
+            p.exists().then_some(p)
+        })
+    else {
+        eprintln!("SKIPPED: no libc6-dbg (CI installs it)");
+        return;
+    };
+    let blob = pack(&dir, libc, &[]);
+    let gaps = check_against_nm(&blob, &debug);
+    assert!(gaps > 100, "{gaps}");
+}
