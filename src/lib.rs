@@ -15,7 +15,9 @@
 //! importing only those below it: [`elf`] (ELF input: text bounds and
 //! build-id, DWARF to a source table, kernel modules, a blob patched into
 //! an image; also at their former paths [`dwarf`], [`kmod`], [`elfpatch`],
-//! [`elfsyms`]), [`store`] (blob stores in debuginfod's layout),
+//! [`elfsyms`]; a user-space binary's functions and debug file),
+//! [`normalize`] (a process's runtime addresses to a binary's link-time
+//! ones), [`store`] (blob stores in debuginfod's layout),
 //! [`addrindex`] (lookup acceleration for streams), [`cli`] (I/O),
 //! [`packjob`] (what `ksym-pack` runs) and [`resolve`] (the address
 //! stream), which the binaries call.
@@ -33,6 +35,8 @@ pub mod addrindex;
 pub mod cli;
 #[cfg(feature = "std")]
 pub mod elf;
+#[cfg(feature = "std")]
+pub mod normalize;
 #[cfg(feature = "std")]
 pub mod packjob;
 #[cfg(feature = "std")]

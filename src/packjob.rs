@@ -242,6 +242,7 @@ impl PackJob {
             (None, Some(bin)) => {
                 let f = crate::elf::functions::function_symbols(bin, &dirs)
                     .map_err(|e| CliError::input("--elf", e))?;
+                v2.segments = f.segments;
                 if verbose {
                     eprintln!(
                         "ksym-pack: --elf: {} functions from {} of {}",

@@ -103,7 +103,7 @@ fn ceiling(format: &str) -> (u64, u64) {
 /// opt-level "s" in one codegen unit for the ksym-blob package, as
 /// docs/kernel.md advises), the reader is not yet within the targets
 /// (issue 32): these ceilings are today's largest figures (x86_64's v1
-/// 7,386, riscv32's v2 names 6,746, x86_64's lines 13,658 bytes of code)
+/// 7,386, riscv32's v2 names 6,752, x86_64's lines 13,770 bytes of code)
 /// plus 5 %, so that it does not grow unnoticed while it is brought down.
 fn ceiling_default_release(format: &str) -> (u64, u64) {
     match format {

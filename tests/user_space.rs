@@ -304,3 +304,109 @@ fn debians_libc_through_its_dbg_package() {
     let gaps = check_against_nm(&blob, &debug);
     assert!(gaps > 100, "{gaps}");
 }
+
+/// `ksym-resolve --maps`: a PIE's runtime addresses (it prints them, and
+/// its own /proc/self/maps) resolve through its blob's load segments; an
+/// address of another binary (libc's `puts`) is left as it was; libc's own
+/// blob, its mapping found by build-id, names it.
+#[test]
+fn runtime_addresses_resolve_through_the_process_maps() {
+    let dir = scratch("user-maps");
+    let prog = dir.join("maps");
+    tool(
+        "cc",
+        &[
+            "-O2",
+            "-g",
+            "-fPIE",
+            "-pie",
+            "-o",
+            prog.to_str().unwrap(),
+            data("maps.c").to_str().unwrap(),
+        ],
+    );
+    let out = tool(prog.to_str().unwrap(), &[]);
+    let mut lines = out.lines();
+    let mut addr = HashMap::new();
+    for _ in 0..3 {
+        let (name, a) = lines.next().unwrap().split_once(' ').unwrap();
+        addr.insert(
+            name,
+            u64::from_str_radix(a.trim_start_matches("0x"), 16).unwrap(),
+        );
+    }
+    let maps = dir.join("maps.txt");
+    std::fs::write(&maps, lines.collect::<Vec<_>>().join("\n")).unwrap();
+    let blob = pack(&dir, &prog, &[]);
+    let resolve = |blob: &Path, extra: &[&str], addrs: &[u64]| {
+        let mut args = vec!["--maps", maps.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.push(blob.to_str().unwrap());
+        let input: String = addrs.iter().map(|a| format!("{a:#x}\n")).collect();
+        String::from_utf8(run_ok("ksym-resolve", &args, input.as_bytes())).unwrap()
+    };
+    let got = resolve(
+        &blob,
+        &[],
+        &[addr["exported"] + 1, addr["helper"], addr["puts"]],
+    );
+    let got: Vec<&str> = got.lines().collect();
+    assert!(got[0].contains(" exported+0x1/"), "{got:?}");
+    assert!(got[1].contains(" helper+0x0/"), "{got:?}");
+    assert_eq!(
+        got[2],
+        format!("{:016x} ? [unknown]", addr["puts"]),
+        "libc's address, not the PIE's"
+    );
+    // The same by file name.
+    let by_name = resolve(&blob, &["--dso", "maps"], &[addr["exported"]]);
+    assert!(by_name.contains(" exported+0x0/"), "{by_name}");
+    // libc's blob, when its debug file is installed (for sizes and names).
+    let libc = Path::new("/lib/x86_64-linux-gnu/libc.so.6");
+    if nm_functions(libc).is_empty() && !debugfile_installed(libc) {
+        eprintln!("SKIPPED the libc half: no libc6-dbg");
+        return;
+    }
+    let libc_blob = pack(&dir, libc, &[]);
+    let got = resolve(&libc_blob, &[], &[addr["puts"], addr["exported"]]);
+    let got: Vec<&str> = got.lines().collect();
+    // `puts` is a weak alias of `_IO_puts`: perf and llvm-symbolizer print
+    // the global one.
+    assert!(got[0].contains(" _IO_puts+0x0/"), "{got:?}");
+    assert_eq!(
+        got[1],
+        format!("{:016x} ? [unknown]", addr["exported"]),
+        "the PIE's address, not libc's"
+    );
+    // A maps file without the blob's binary is an error that says so.
+    std::fs::write(
+        &maps,
+        "7ffd1a3f2000-7ffd1a3f4000 r-xp 00000000 00:00 0 [vdso]\n",
+    )
+    .unwrap();
+    let err = run(
+        "ksym-resolve",
+        &["--maps", maps.to_str().unwrap(), blob.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(err.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&err.stderr).contains("no mapping"),
+        "{err:?}"
+    );
+}
+
+fn debugfile_installed(elf: &Path) -> bool {
+    let id = tool("readelf", &["-n", elf.to_str().unwrap()]);
+    id.split("Build ID: ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .is_some_and(|id| {
+            Path::new(&format!(
+                "/usr/lib/debug/.build-id/{}/{}.debug",
+                &id[..2],
+                &id[2..]
+            ))
+            .exists()
+        })
+}

@@ -23,6 +23,7 @@ fn parse_args() -> Result<ResolveJob, CliError> {
         ..Default::default()
     };
     let (mut stext, mut etext, mut names) = (None, None, false);
+    let (mut maps, mut dso) = (None, None);
     let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
@@ -62,6 +63,8 @@ fn parse_args() -> Result<ResolveJob, CliError> {
                 let list = read_loaded(&text).map_err(|e| CliError::input(&path, e))?;
                 opts.loaded = Some(list);
             }
+            Long("maps") => maps = Some(p.value()?.string()?),
+            Long("dso") => dso = Some(p.value()?.string()?),
             Short('h') | Long("help") => print_and_exit(RESOLVE.help()),
             Short('V') | Long("version") => print_and_exit(RESOLVE.version()),
             Value(v) if blob.is_none() && kallsyms.is_none() && store.is_none() => {
@@ -86,6 +89,9 @@ fn parse_args() -> Result<ResolveJob, CliError> {
             "--build-id and --release need --store".into(),
         ));
     }
+    if dso.is_some() && maps.is_none() {
+        return Err(CliError::Usage("--dso needs --maps FILE".into()));
+    }
     if inputs.is_empty() {
         inputs.push("-".into());
     }
@@ -96,6 +102,7 @@ fn parse_args() -> Result<ResolveJob, CliError> {
         opts,
         bounds: (stext, etext),
         names,
+        maps: maps.map(|m| (m, dso)),
     })
 }
 

@@ -377,6 +377,18 @@ pub const RESOLVE: Tool = Tool {
             Value::File,
             "the traced machine's /proc/kallsyms: places modules (--modules blob), gives the slide",
         ),
+        with(
+            "maps",
+            "FILE",
+            Value::File,
+            "a process's /proc/PID/maps: runtime addresses of the blob's binary (ksym-pack --elf)",
+        ),
+        with(
+            "dso",
+            "NAME",
+            Value::Text,
+            "with --maps: the binary's mappings are those of path or file name NAME",
+        ),
         flag(
             "line-buffered",
             "flush after every line (automatic on a terminal)",

@@ -23,6 +23,7 @@ use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, SymbolSecti
 
 use super::debugfile::{self, DebugDirs};
 use crate::blob::list::SymbolList;
+use crate::blob::v2::read::LoadSegment;
 
 /// Which table the symbols came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +56,8 @@ pub struct Functions {
     pub table: Table,
     /// The file the table was read from (the binary or its debug file).
     pub file: PathBuf,
+    /// The binary's `PT_LOAD` program headers (FORMAT.md §10.8).
+    pub segments: Vec<LoadSegment>,
 }
 
 /// One symbol before ordering: address, size, type letter, name, and its
@@ -120,7 +123,45 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
             .map_err(|e| format!("{}: {e}", file.display()))?;
         list.set_last_size(s.size);
     }
-    Ok(Functions { list, table, file })
+    let segments = load_segments(path)?;
+    Ok(Functions {
+        list,
+        table,
+        file,
+        segments,
+    })
+}
+
+/// The `PT_LOAD` program headers of the ELF file at `path` (ELF spec,
+/// "Program Header"), in file order.
+///
+/// Errors: the file cannot be read or is not ELF.
+pub fn load_segments(path: &Path) -> Result<Vec<LoadSegment>, String> {
+    use object::read::elf::{FileHeader, ProgramHeader};
+    fn of<H: FileHeader<Endian = object::Endianness>>(
+        data: &[u8],
+    ) -> object::read::Result<Vec<LoadSegment>> {
+        let h = H::parse(data)?;
+        let e = h.endian()?;
+        Ok(h.program_headers(e, data)?
+            .iter()
+            .filter(|p| p.p_type(e) == object::elf::PT_LOAD)
+            .map(|p| LoadSegment {
+                vaddr: p.p_vaddr(e).into(),
+                offset: p.p_offset(e).into(),
+                filesz: p.p_filesz(e).into(),
+                memsz: p.p_memsz(e).into(),
+                flags: p.p_flags(e),
+            })
+            .collect())
+    }
+    let data = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let r = match object::FileKind::parse(&*data) {
+        Ok(object::FileKind::Elf64) => of::<object::elf::FileHeader64<object::Endianness>>(&data),
+        Ok(object::FileKind::Elf32) => of::<object::elf::FileHeader32<object::Endianness>>(&data),
+        _ => return Err(format!("{}: not an ELF file", path.display())),
+    };
+    r.map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn collect<'d, 'f>(

@@ -113,6 +113,10 @@ pub struct ResolveOptions {
     /// The instruction set of `Code:` lines (`--arch`); else the report's
     /// register lines tell it, or the width of the code's tokens.
     pub arch: Option<code::Arch>,
+    /// `--maps`: the runtime ranges where the blob's binary is mapped;
+    /// an address outside them is another binary's and is left as it was
+    /// (`slide` is then the binary's load bias). `None`: every address.
+    pub ranges: Option<std::sync::Arc<[std::ops::Range<u64>]>>,
 }
 
 /// What a run saw.
@@ -491,7 +495,15 @@ impl<'m, 'a> Resolver<'m, 'a> {
         let n = batch.lookups.len();
         debug_assert!(n <= LOOKUPS);
         let slide = self.opts.slide;
-        let kernel_addr = |l: &Lookup| l.addr.filter(|_| l.module_addr.is_none());
+        // Another binary's address (--maps) is not looked up: no name
+        // rather than a wrong one.
+        let ranges = self.opts.ranges.clone();
+        let mine = |a: &u64| {
+            ranges
+                .as_ref()
+                .is_none_or(|r| r.iter().any(|x| x.contains(a)))
+        };
+        let kernel_addr = |l: &Lookup| l.addr.filter(|a| l.module_addr.is_none() && mine(a));
         let mut ranks = [0usize; LOOKUPS];
         for (r, l) in ranks.iter_mut().zip(&batch.lookups) {
             if let Some(addr) = kernel_addr(l) {

@@ -120,10 +120,11 @@ pub enum SectionId {
     Lines = 13,
     ModuleSpace = 14,
     Sizes = 15,
+    Segments = 16,
 }
 
 /// Every section id, in blob order.
-pub const SECTIONS: [SectionId; 15] = [
+pub const SECTIONS: [SectionId; 16] = [
     SectionId::Meta,
     SectionId::AddrBlocks,
     SectionId::AddrBits,
@@ -139,6 +140,7 @@ pub const SECTIONS: [SectionId; 15] = [
     SectionId::Lines,
     SectionId::ModuleSpace,
     SectionId::Sizes,
+    SectionId::Segments,
 ];
 
 impl SectionId {
@@ -160,9 +162,30 @@ impl SectionId {
             SectionId::Lines => "lines",
             SectionId::ModuleSpace => "module_space",
             SectionId::Sizes => "sizes",
+            SectionId::Segments => "segments",
         }
     }
 }
+
+/// One loadable segment of the binary a blob describes (an ELF `PT_LOAD`
+/// program header; FORMAT.md §10.8): its bytes at file offset `offset + k`
+/// (`k < filesz`) are loaded at link-time address `vaddr + k`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadSegment {
+    /// `p_vaddr`: the link-time address of the segment's first byte.
+    pub vaddr: u64,
+    /// `p_offset`: the file offset of its first byte.
+    pub offset: u64,
+    /// `p_filesz`, in bytes.
+    pub filesz: u64,
+    /// `p_memsz`, in bytes.
+    pub memsz: u64,
+    /// `p_flags` (`PF_X` 1, `PF_W` 2, `PF_R` 4).
+    pub flags: u32,
+}
+
+/// Bytes of one `segments` entry (FORMAT.md §10.8).
+pub const SEGMENT_LEN: usize = 40;
 
 /// Bits of the `meta` section's `bounds` field: which text bounds the input had.
 pub mod bound {

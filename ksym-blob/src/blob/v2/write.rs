@@ -25,6 +25,9 @@ pub struct V2Options {
     /// The `module_space` section's bytes (FORMAT.md §16), as
     /// [`super::module_space::write::encode_module_space`] lays them out.
     pub module_space: Option<Vec<u8>>,
+    /// The binary's load segments for the `segments` section (FORMAT.md
+    /// §10.8); none, no section.
+    pub segments: Vec<super::layout::LoadSegment>,
 }
 
 /// A packed v2 blob and what went into it.
@@ -393,6 +396,21 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
         sec.extend_from_slice(&0u32.to_le_bytes());
         sec.extend_from_slice(&pad(packed.bytes(), m * width as usize));
         sections.push((SectionId::Sizes, sec));
+    }
+
+    // Segments: count, 4 zero bytes, then each PT_LOAD's fields.
+    if !opts.segments.is_empty() {
+        let mut sec = Vec::with_capacity(8 + super::layout::SEGMENT_LEN * opts.segments.len());
+        sec.extend_from_slice(&(opts.segments.len() as u32).to_le_bytes());
+        sec.extend_from_slice(&0u32.to_le_bytes());
+        for g in &opts.segments {
+            for v in [g.vaddr, g.offset, g.filesz, g.memsz] {
+                sec.extend_from_slice(&v.to_le_bytes());
+            }
+            sec.extend_from_slice(&g.flags.to_le_bytes());
+            sec.extend_from_slice(&0u32.to_le_bytes());
+        }
+        sections.push((SectionId::Segments, sec));
     }
 
     // Header, directory, sections at 8-aligned offsets.

@@ -17,6 +17,7 @@ use crate::kernel::LAST_SYMBOL_MAX_SPAN;
 
 mod by_name;
 mod open;
+pub use crate::blob::v2::layout::LoadSegment;
 pub use open::blob_len;
 #[cfg(test)]
 mod tests;
@@ -877,6 +878,25 @@ impl<'a> KallsymsV2<'a> {
         let bits = s.get(8..).unwrap_or_default();
         let v = get_bits(bits, (j as u64).wrapping_mul(u64::from(width)), width);
         (v != 0).then_some(v)
+    }
+
+    /// The load segments of the binary the blob describes (FORMAT.md
+    /// §10.8), in the order stored; none without a `segments` section.
+    /// What turns a process's runtime address into the link-time address
+    /// the blob holds (`crate` users: `ksym::normalize`).
+    pub fn load_segments(&self) -> impl Iterator<Item = LoadSegment> + 'a {
+        let s = self.sec(SectionId::Segments);
+        let n = (u32_at(s, 0) as usize).min(s.len().saturating_sub(8) / SEGMENT_LEN);
+        (0..n).map(move |i| {
+            let at = 8 + SEGMENT_LEN * i;
+            LoadSegment {
+                vaddr: u64_at(s, at),
+                offset: u64_at(s, at + 8),
+                filesz: u64_at(s, at + 16),
+                memsz: u64_at(s, at + 24),
+                flags: u32_at(s, at + 32),
+            }
+        })
     }
 
     /// True when the blob has a `sizes` section (FORMAT.md §10.7).

@@ -453,6 +453,17 @@ impl<'a> KallsymsV2<'a> {
                 return Err(fail(SectionId::Sizes, Problem::LengthNotSymbolCount));
             }
         }
+        if self.present & bit(SectionId::Segments) != 0 {
+            // §10.8: count, 4 zero bytes, count entries of 40 bytes.
+            let s = self.sec(SectionId::Segments);
+            let n = u32_at(s, 0) as usize;
+            if s.len() < 8
+                || u32_at(s, 4) != 0
+                || n.checked_mul(SEGMENT_LEN).map(|b| b + 8) != Some(s.len())
+            {
+                return Err(fail(SectionId::Segments, Problem::CountsNotLength));
+            }
+        }
         Ok(())
     }
 

@@ -1,0 +1,143 @@
+//! `/proc/PID/maps` (proc(5)): which file each range of a process's
+//! address space maps, from which file offset; and, for one binary, the
+//! load bias that turns its runtime addresses into the link-time addresses
+//! its blob holds (ELF spec, "Program Loading": a segment's bytes at file
+//! offset `p_offset + k` are mapped at `p_vaddr + k + bias`).
+
+use std::ops::Range;
+
+use crate::blob::v2::read::LoadSegment;
+
+/// One line of a maps file: `START-END PERMS OFFSET DEV INODE [PATH]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapping {
+    /// The mapped addresses.
+    pub range: Range<u64>,
+    /// Whether the range is executable (`x` in PERMS).
+    pub exec: bool,
+    /// The file offset mapped at `range.start`.
+    pub offset: u64,
+    /// The path (bytes as the kernel printed them), empty for anonymous
+    /// memory; `[vdso]`, `[stack]` and the like as they are.
+    pub path: Vec<u8>,
+}
+
+/// Parses a maps file.
+///
+/// Errors: the first line that is not a maps line, with its number and
+/// what was expected.
+pub fn parse(text: &[u8]) -> Result<Vec<Mapping>, String> {
+    let mut out = Vec::new();
+    for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        out.push(parse_line(line).ok_or_else(|| {
+            format!(
+                "line {}: expected `START-END PERMS OFFSET DEV INODE [PATH]` (proc(5)), got `{}`",
+                n + 1,
+                String::from_utf8_lossy(line)
+            )
+        })?);
+    }
+    Ok(out)
+}
+
+fn parse_line(line: &[u8]) -> Option<Mapping> {
+    let mut fields = line.splitn(6, |&b| b == b' ');
+    let range = fields.next()?;
+    let perms = fields.next()?;
+    let offset = fields.next()?;
+    let _dev = fields.next()?;
+    let _inode = fields.next()?;
+    let path = fields.next().unwrap_or_default();
+    let dash = range.iter().position(|&b| b == b'-')?;
+    let hex = crate::text::hex::parse_u64;
+    let (start, end) = (hex(&range[..dash])?, hex(&range[dash + 1..])?);
+    if start > end || perms.len() != 4 {
+        return None;
+    }
+    Some(Mapping {
+        range: start..end,
+        exec: perms[2] == b'x',
+        offset: hex(offset)?,
+        path: path.trim_ascii().to_vec(),
+    })
+}
+
+/// The load bias of the binary whose mappings are `maps` (all of one
+/// file) and whose load segments are `segments`: runtime address minus
+/// link-time address. Each executable mapping maps file offset
+/// `m.offset` at `m.range.start`; in the executable segment (`PF_X`) whose
+/// file bytes it maps, that offset has link-time address
+/// `p_vaddr + (m.offset − p_offset)`. `None` when no executable mapping
+/// lines up with an executable segment, or when two disagree (not one
+/// binary loaded once, or another build of it).
+pub fn load_bias(maps: &[&Mapping], segments: &[LoadSegment]) -> Option<u64> {
+    const PF_X: u32 = 1;
+    let mut bias = None;
+    for m in maps.iter().filter(|m| m.exec) {
+        let len = m.range.end - m.range.start;
+        let seg = segments.iter().find(|s| {
+            s.flags & PF_X != 0
+                && s.offset < m.offset.saturating_add(len)
+                && m.offset < s.offset.saturating_add(s.filesz)
+        })?;
+        let link = seg.vaddr.wrapping_add(m.offset).wrapping_sub(seg.offset);
+        let b = m.range.start.wrapping_sub(link);
+        if *bias.get_or_insert(b) != b {
+            return None;
+        }
+    }
+    bias
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAPS: &[u8] = b"\
+55d0c8a00000-55d0c8a01000 r--p 00000000 fe:01 1317 /usr/bin/prog
+55d0c8a01000-55d0c8a02000 r-xp 00001000 fe:01 1317 /usr/bin/prog
+7f2b4c228000-7f2b4c24e000 r--p 00000000 fe:01 2050 /usr/lib/x86_64-linux-gnu/libc.so.6
+7f2b4c24e000-7f2b4c3a3000 r-xp 00026000 fe:01 2050 /usr/lib/x86_64-linux-gnu/libc.so.6
+7ffd1a3c5000-7ffd1a3e6000 rw-p 00000000 00:00 0                          [stack]
+7ffd1a3f2000-7ffd1a3f4000 r-xp 00000000 00:00 0                          [vdso]
+";
+
+    #[test]
+    fn lines_parse_with_and_without_a_path() {
+        let m = parse(MAPS).unwrap();
+        assert_eq!(m.len(), 6);
+        assert_eq!(m[3].range, 0x7f2b_4c24_e000..0x7f2b_4c3a_3000);
+        assert!(m[3].exec && !m[2].exec);
+        assert_eq!(m[3].offset, 0x26000);
+        assert_eq!(m[3].path, b"/usr/lib/x86_64-linux-gnu/libc.so.6");
+        assert_eq!(m[5].path, b"[vdso]");
+        let err = parse(b"55d0c8a00000-55d0c8a01000 r--p\nnot a line\n").unwrap_err();
+        assert!(err.starts_with("line 1: expected"), "{err}");
+    }
+
+    #[test]
+    fn the_bias_lines_segments_up_with_mappings() {
+        let m = parse(MAPS).unwrap();
+        let seg = |vaddr, offset, filesz, flags| LoadSegment {
+            vaddr,
+            offset,
+            filesz,
+            memsz: filesz,
+            flags,
+        };
+        // libc 2.36's first two PT_LOADs (R, then R E): vaddr = offset.
+        let libc = [seg(0, 0, 0x26000, 4), seg(0x26000, 0x26000, 0x155000, 5)];
+        let maps: Vec<&Mapping> = m[2..4].iter().collect();
+        assert_eq!(load_bias(&maps, &libc), Some(0x7f2b_4c22_8000));
+        // lld's layout: the code's vaddr is not its file offset.
+        let moved = [seg(0, 0, 0x1000, 4), seg(0x2000, 0x1000, 0x1000, 5)];
+        let maps: Vec<&Mapping> = m[0..2].iter().collect();
+        assert_eq!(load_bias(&maps, &moved), Some(0x55d0_c8a0_1000 - 0x2000));
+        // No executable segment where the mapping is: not this binary.
+        assert_eq!(load_bias(&maps, &libc[..1]), None);
+    }
+}
