@@ -61,11 +61,7 @@ pub struct PackJob {
 
 /// The GNU build-id note of the ELF file at `path`, if it has one.
 fn elf_build_id(path: &Path) -> Option<Vec<u8>> {
-    use object::Object;
-    let file = std::fs::File::open(path).ok()?;
-    let cache = object::ReadCache::new(file);
-    let obj = object::File::parse(&cache).ok()?;
-    obj.build_id().ok().flatten().map(<[u8]>::to_vec)
+    crate::elf::debugfile::build_id_of(path)
 }
 
 fn open_blob(path: &Path) -> Result<AlignedBlob, CliError> {

@@ -358,6 +358,47 @@ fn runtime_addresses_resolve_through_the_process_maps() {
         format!("{:016x} ? [unknown]", addr["puts"]),
         "libc's address, not the PIE's"
     );
+    // perf -F ip,sym frames: the binary's own (perf had no symbols for it)
+    // is named; another binary's keeps perf's name.
+    let mut args = vec!["--maps", maps.to_str().unwrap(), blob.to_str().unwrap()];
+    let frames = format!(
+        "\t    {:x} [unknown]\n\t    {:x} _IO_puts\n",
+        addr["exported"] + 1,
+        addr["puts"]
+    );
+    let out = String::from_utf8(run_ok("ksym-resolve", &args, frames.as_bytes())).unwrap();
+    assert_eq!(
+        out,
+        format!(
+            "\t    {:x} exported+0x1\n\t    {:x} _IO_puts\n",
+            addr["exported"] + 1,
+            addr["puts"]
+        )
+    );
+    // perf's callchain frames with their DSO: the binary's are named, the
+    // text stays where the blob has no answer (perf's `[unknown]` in the
+    // padding after `exported`), another DSO's stays.
+    let path = std::fs::canonicalize(&prog).unwrap();
+    let size = nm_functions(&prog)
+        .iter()
+        .find(|f| f.2 == "exported")
+        .unwrap()
+        .1;
+    let chain = format!(
+        "\t    {:x} [unknown] ({p})\n\t    {:x} [unknown] ({p})\n\t    {:x} _IO_puts+0x0 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n",
+        addr["exported"] + 1,
+        addr["exported"] + size,
+        addr["puts"],
+        p = path.display()
+    );
+    let out = String::from_utf8(run_ok("ksym-resolve", &args, chain.as_bytes())).unwrap();
+    let want = chain.replacen("[unknown]", "exported+0x1", 1);
+    assert_eq!(out, want);
+    // Without --maps, a program's blob cannot tell whose frame it is:
+    // every one stays as perf printed it.
+    args.drain(..2);
+    let out = run_ok("ksym-resolve", &args, frames.as_bytes());
+    assert_eq!(out, frames.as_bytes());
     // The same by file name.
     let by_name = resolve(&blob, &["--dso", "maps"], &[addr["exported"]]);
     assert!(by_name.contains(" exported+0x0/"), "{by_name}");

@@ -40,8 +40,10 @@ struct Identity {
 }
 
 fn identity(path: &Path) -> Option<Identity> {
-    let data = std::fs::read(path).ok()?;
-    let obj = object::File::parse(&*data).ok()?;
+    // Read what the headers and notes need, not the whole file (a vmlinux
+    // with DWARF is hundreds of MB).
+    let cache = object::ReadCache::new(std::fs::File::open(path).ok()?);
+    let obj = object::File::parse(&cache).ok()?;
     let id = obj.build_id().ok().flatten().map(<[u8]>::to_vec);
     let link = obj.gnu_debuglink().ok().flatten().and_then(|(name, crc)| {
         let name = std::str::from_utf8(name).ok()?;
@@ -52,6 +54,12 @@ fn identity(path: &Path) -> Option<Identity> {
         build_id: id,
         debuglink: link,
     })
+}
+
+/// The GNU build-id (the `NT_GNU_BUILD_ID` note's bytes) of the ELF file
+/// at `path`; `None` when it has none or cannot be read.
+pub fn build_id_of(path: &Path) -> Option<Vec<u8>> {
+    identity(path)?.build_id
 }
 
 /// The separate debug file of the ELF file at `elf`, if one of the places
@@ -104,9 +112,19 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// The CRC-32 (IEEE, as `.gnu_debuglink` holds it) of the whole file.
 fn crc32_of(path: &Path) -> Option<u32> {
+    use std::io::Read;
     const CRC: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
-    let data = std::fs::read(path).ok()?;
-    Some(CRC.checksum(&data))
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut digest = CRC.digest();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return Some(digest.finalize()),
+            Ok(n) => digest.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
 }
 
 /// `elf` itself when it has `section` (`.symtab`, `.debug_info`), else its
@@ -114,12 +132,14 @@ fn crc32_of(path: &Path) -> Option<u32> {
 /// `section` from. The second value says whether a debug file was taken.
 pub fn with_section(elf: &Path, section: &str, dirs: &DebugDirs) -> (PathBuf, bool) {
     let has = |p: &Path| {
-        std::fs::read(p).ok().is_some_and(|data| {
-            object::File::parse(&*data).is_ok_and(|o| {
-                use object::ObjectSection;
-                o.section_by_name(section)
-                    .is_some_and(|s| s.kind() != object::SectionKind::UninitializedData)
-            })
+        let Ok(file) = std::fs::File::open(p) else {
+            return false;
+        };
+        let cache = object::ReadCache::new(file);
+        object::File::parse(&cache).is_ok_and(|o| {
+            use object::ObjectSection;
+            o.section_by_name(section)
+                .is_some_and(|s| s.kind() != object::SectionKind::UninitializedData)
         })
     };
     if has(elf) {

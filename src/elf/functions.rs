@@ -81,8 +81,10 @@ struct Candidate {
 /// it has no symbol table at all, or a name the list refuses.
 pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, String> {
     let (file, from_debug) = debugfile::with_section(path, ".symtab", dirs);
-    let data = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let obj = object::File::parse(&*data)
+    let handle = std::fs::File::open(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    // Read what the tables need, not the whole file (a vmlinux's DWARF).
+    let cache = object::ReadCache::new(handle);
+    let obj = object::File::parse(&cache)
         .map_err(|e| format!("{}: not an ELF file: {e}", file.display()))?;
     // The executable sections are the binary's; a debug file keeps their
     // headers (as NOBITS) with the same flags.
@@ -138,8 +140,8 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
 /// Errors: the file cannot be read or is not ELF.
 pub fn load_segments(path: &Path) -> Result<Vec<LoadSegment>, String> {
     use object::read::elf::{FileHeader, ProgramHeader};
-    fn of<H: FileHeader<Endian = object::Endianness>>(
-        data: &[u8],
+    fn of<'d, H: FileHeader<Endian = object::Endianness>, R: object::ReadRef<'d>>(
+        data: R,
     ) -> object::read::Result<Vec<LoadSegment>> {
         let h = H::parse(data)?;
         let e = h.endian()?;
@@ -155,18 +157,23 @@ pub fn load_segments(path: &Path) -> Result<Vec<LoadSegment>, String> {
             })
             .collect())
     }
-    let data = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let r = match object::FileKind::parse(&*data) {
-        Ok(object::FileKind::Elf64) => of::<object::elf::FileHeader64<object::Endianness>>(&data),
-        Ok(object::FileKind::Elf32) => of::<object::elf::FileHeader32<object::Endianness>>(&data),
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let cache = object::ReadCache::new(file);
+    let r = match object::FileKind::parse(&cache) {
+        Ok(object::FileKind::Elf64) => {
+            of::<object::elf::FileHeader64<object::Endianness>, _>(&cache)
+        }
+        Ok(object::FileKind::Elf32) => {
+            of::<object::elf::FileHeader32<object::Endianness>, _>(&cache)
+        }
         _ => return Err(format!("{}: not an ELF file", path.display())),
     };
     r.map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn collect<'d, 'f>(
-    obj: &'f object::File<'d>,
-    symbols: impl Iterator<Item = object::Symbol<'d, 'f>>,
+fn collect<'d, 'f, R: object::ReadRef<'d>>(
+    obj: &'f object::File<'d, R>,
+    symbols: impl Iterator<Item = object::Symbol<'d, 'f, R>>,
 ) -> Vec<Candidate> {
     let exec = u64::from(object::elf::SHF_EXECINSTR);
     let mut out = Vec::new();

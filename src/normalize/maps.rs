@@ -6,6 +6,7 @@
 
 use std::ops::Range;
 
+use crate::blob::Kallsyms;
 use crate::blob::v2::read::LoadSegment;
 
 /// One line of a maps file: `START-END PERMS OFFSET DEV INODE [PATH]`.
@@ -91,6 +92,78 @@ pub fn load_bias(maps: &[&Mapping], segments: &[LoadSegment]) -> Option<u64> {
         }
     }
     bias
+}
+
+/// Where a blob's binary is in one process (`ksym-resolve --maps`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MappedBinary {
+    /// Runtime address minus link-time address.
+    pub bias: u64,
+    /// The executable ranges it is mapped at.
+    pub ranges: Vec<Range<u64>>,
+    /// The paths it is mapped from (sorted, each once).
+    pub paths: Vec<Vec<u8>>,
+}
+
+/// The blob's binary in the process whose maps file is `maps`: its
+/// mappings are those whose path is `dso` or ends in `/dso`, else those
+/// whose file (read on this machine) has the blob's build-id.
+///
+/// Errors: the maps file does not parse (the line named), the blob holds
+/// no load segments (not made by `ksym-pack --elf`), no mapping is the
+/// binary's, or its mappings do not line up with its segments.
+pub fn locate_binary(
+    map: &Kallsyms<'_>,
+    maps: &[u8],
+    dso: Option<&str>,
+) -> Result<MappedBinary, String> {
+    let all = parse(maps)?;
+    let segments: Vec<LoadSegment> = match map {
+        Kallsyms::V2(v) => v.load_segments().collect(),
+        _ => Vec::new(),
+    };
+    if segments.is_empty() {
+        return Err(
+            "--maps needs a blob that holds its binary's load segments (ksym-pack --elf)".into(),
+        );
+    }
+    let build_id = map.build_id();
+    let mine: Vec<&Mapping> = all
+        .iter()
+        .filter(|m| !m.path.is_empty() && !m.path.starts_with(b"["))
+        .filter(|m| match dso {
+            Some(d) => m.path == d.as_bytes() || m.path.ends_with(format!("/{d}").as_bytes()),
+            None => build_id.is_some_and(|id| file_build_id(&m.path).as_deref() == Some(id)),
+        })
+        .collect();
+    if mine.is_empty() {
+        return Err(match dso {
+            Some(d) => format!("no mapping of `{d}`"),
+            None => "no mapping of a file with the blob's build-id (give --dso NAME)".into(),
+        });
+    }
+    let bias = load_bias(&mine, &segments).ok_or(
+        "the binary's mappings do not line up with the blob's load segments (another build?)",
+    )?;
+    let ranges = mine
+        .iter()
+        .filter(|m| m.exec)
+        .map(|m| m.range.clone())
+        .collect();
+    let mut paths: Vec<Vec<u8>> = mine.iter().map(|m| m.path.clone()).collect();
+    paths.sort();
+    paths.dedup();
+    Ok(MappedBinary {
+        bias,
+        ranges,
+        paths,
+    })
+}
+
+/// The GNU build-id of the ELF file at `path` on this machine, if any.
+fn file_build_id(path: &[u8]) -> Option<Vec<u8>> {
+    let path = std::path::Path::new(std::str::from_utf8(path).ok()?);
+    crate::elf::debugfile::build_id_of(path)
 }
 
 #[cfg(test)]

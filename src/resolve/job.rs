@@ -87,9 +87,12 @@ impl ResolveJob {
         }
         let mut opts = self.opts.clone();
         if let Some((path, dso)) = &self.maps {
-            let (bias, ranges) = map_binary(&map, path, dso.as_deref())?;
-            opts.slide = bias;
-            opts.ranges = Some(ranges.into());
+            let text = std::fs::read(path).map_err(|e| CliError::input(path, e))?;
+            let b = crate::normalize::maps::locate_binary(&map, &text, dso.as_deref())
+                .map_err(|e| CliError::input(path, e))?;
+            opts.slide = b.bias;
+            opts.ranges = Some(b.ranges.into());
+            opts.paths = Some(b.paths.into());
         }
         let mut resolver = Resolver::new(&map, opts);
         let mut out = io::stdout().lock();
@@ -108,68 +111,4 @@ impl ResolveJob {
         }
         Ok(())
     }
-}
-
-/// `--maps`: the load bias of the blob's binary in the process whose maps
-/// file is `path`, and the executable ranges where it is mapped. Its
-/// mappings are those whose path is `dso` or ends in `/dso`, else those
-/// whose file (read on this machine) has the blob's build-id.
-///
-/// Errors: the maps file cannot be read or parsed (the line named), the
-/// blob holds no load segments (not made by `ksym-pack --elf`), no mapping
-/// is the binary's, or its mappings do not line up with its segments.
-fn map_binary(
-    map: &Kallsyms<'_>,
-    path: &str,
-    dso: Option<&str>,
-) -> Result<(u64, Vec<std::ops::Range<u64>>), CliError> {
-    use crate::normalize::maps;
-    let text = std::fs::read(path).map_err(|e| CliError::input(path, e))?;
-    let all = maps::parse(&text).map_err(|e| CliError::input(path, e))?;
-    let fail = |what: String| Err(CliError::input(path, what));
-    let segments: Vec<_> = match map {
-        Kallsyms::V2(v) => v.load_segments().collect(),
-        _ => Vec::new(),
-    };
-    if segments.is_empty() {
-        return fail(
-            "--maps needs a blob that holds its binary's load segments (ksym-pack --elf)".into(),
-        );
-    }
-    let build_id = map.build_id();
-    let mine: Vec<&maps::Mapping> = all
-        .iter()
-        .filter(|m| !m.path.is_empty() && !m.path.starts_with(b"["))
-        .filter(|m| match dso {
-            Some(d) => m.path == d.as_bytes() || m.path.ends_with(format!("/{d}").as_bytes()),
-            None => build_id.is_some_and(|id| file_build_id(&m.path).as_deref() == Some(id)),
-        })
-        .collect();
-    if mine.is_empty() {
-        return fail(match dso {
-            Some(d) => format!("no mapping of `{d}`"),
-            None => "no mapping of a file with the blob's build-id (give --dso NAME)".into(),
-        });
-    }
-    let Some(bias) = maps::load_bias(&mine, &segments) else {
-        return fail(
-            "the binary's mappings do not line up with the blob's load segments (another build?)"
-                .into(),
-        );
-    };
-    let ranges = mine
-        .iter()
-        .filter(|m| m.exec)
-        .map(|m| m.range.clone())
-        .collect();
-    Ok((bias, ranges))
-}
-
-/// The GNU build-id of the ELF file at `path` on this machine, if any.
-fn file_build_id(path: &[u8]) -> Option<Vec<u8>> {
-    use object::Object;
-    let path = std::path::Path::new(std::str::from_utf8(path).ok()?);
-    let data = std::fs::read(path).ok()?;
-    let obj = object::File::parse(&*data).ok()?;
-    obj.build_id().ok().flatten().map(<[u8]>::to_vec)
 }

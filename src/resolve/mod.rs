@@ -117,6 +117,9 @@ pub struct ResolveOptions {
     /// an address outside them is another binary's and is left as it was
     /// (`slide` is then the binary's load bias). `None`: every address.
     pub ranges: Option<std::sync::Arc<[std::ops::Range<u64>]>>,
+    /// `--maps`: the paths the blob's binary is mapped from; a perf frame
+    /// ` (PATH)` of one of them, inside `ranges`, is rewritten.
+    pub paths: Option<std::sync::Arc<[Vec<u8>]>>,
 }
 
 /// What a run saw.
@@ -195,6 +198,10 @@ pub struct Resolver<'m, 'a> {
     opts: ResolveOptions,
     index: AddressIndex,
     first_address: Option<u64>,
+    /// The blob describes a program or library (it holds load segments,
+    /// `ksym-pack --elf`): a perf frame without a DSO may be any binary's,
+    /// so it is rewritten only inside `--maps`' ranges.
+    user_binary: bool,
     lineno: u64,
     stats: ResolveStats,
     /// A name expanded for JSON escaping (reused: no allocation per line).
@@ -277,6 +284,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
     /// A resolver over `map`.
     pub fn new(map: &'m Kallsyms<'a>, opts: ResolveOptions) -> Self {
         let first_address = map.symbols().next().map(|s| s.address);
+        let user_binary = match map {
+            Kallsyms::V2(v) => v.load_segments().next().is_some(),
+            _ => false,
+        };
         let lines = map.lines().copied();
         let modules = map.module_space();
         let rows = match map {
@@ -292,6 +303,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             opts,
             index,
             first_address,
+            user_binary,
             lineno: 0,
             stats: ResolveStats::default(),
             scratch: Vec::with_capacity(256),

@@ -12,7 +12,14 @@ pub(in crate::resolve) enum Plan {
     Bare { addr: u64 },
     /// A perf or bcc frame: replace `body[from..to]` with `NAME+0xOFF`;
     /// perf frames carry their DSO in a column of their own.
-    Replace { addr: u64, from: usize, to: usize },
+    Replace {
+        addr: u64,
+        from: usize,
+        to: usize,
+        /// A user-space frame (`--maps`): perf's text stays when the blob
+        /// has no answer.
+        keep: bool,
+    },
     /// A kernel log line with code references (`logline.rs`), the
     /// batch's `refs[refs]`, behind a log prefix of `prefix` bytes; with
     /// `script`, rewritten as decode_stacktrace.sh does (a blob with the

@@ -161,6 +161,7 @@ impl<'a> Resolver<'_, 'a> {
                 }
                 out.extend_from_slice(nl);
             }
+            Plan::Replace { keep: true, .. } if hit.is_none() => out.extend_from_slice(line),
             Plan::Replace { from, to, .. } => {
                 if self.opts.inline && from > 0 && is_blank(body[0]) {
                     let symoff = find(&body[from..to], b"+0x").is_some();

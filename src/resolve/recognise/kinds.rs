@@ -68,9 +68,13 @@ impl Resolver<'_, '_> {
                 Some(len) => (len, true),
                 None => return None, // [unknown], [vdso], a module the blob lacks
             },
-            None if body.ends_with(b")") => return None, // a user-space DSO
+            None if body.ends_with(b")") => match self.user_dso(body) {
+                Some(len) => (len, false),
+                None => return None, // another binary's frame
+            },
             None => (body.len(), false),
         };
+        let user_dso = frame_len < body.len();
         let frame = &body[..frame_len];
         let lead = skip_blanks(frame, 0);
         let (addr_at, addr_end) = if lead > 0 {
@@ -114,6 +118,17 @@ impl Resolver<'_, '_> {
             {
                 return None;
             }
+            // A program's or library's blob: perf named this frame of some
+            // binary; only one inside --maps' ranges is this blob's.
+            if self.user_binary
+                && self
+                    .opts
+                    .ranges
+                    .as_ref()
+                    .is_none_or(|r| !r.iter().any(|x| x.contains(&addr)))
+            {
+                return None;
+            }
         }
         if frame_len < body.len() && body[frame_len..].starts_with(b" ([") {
             let m = &body[frame_len + 3..body.len() - 2];
@@ -127,7 +142,17 @@ impl Resolver<'_, '_> {
             addr,
             from: addr_end + 1,
             to: frame_len,
+            keep: user_dso && !kernel,
         })
+    }
+
+    /// For a perf frame ending ` (PATH)` where PATH is one the blob's
+    /// binary is mapped from (`--maps`), the length before the DSO.
+    fn user_dso(&self, body: &[u8]) -> Option<usize> {
+        let paths = self.opts.paths.as_ref()?;
+        let open = body.windows(2).rposition(|w| w == b" (")?;
+        let dso = &body[open + 2..body.len() - 1];
+        paths.iter().any(|p| p.as_slice() == dso).then_some(open)
     }
 
     /// For a frame ending ` ([MOD])` where the blob holds module MOD (v2
