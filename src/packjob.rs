@@ -252,6 +252,20 @@ impl PackJob {
             (None, None) => SymbolList::read_lines(open_input(&input)?)
                 .map_err(|e| CliError::input(&input, e))?,
         };
+        // Nothing to pack is a mistake upstream (nm of a stripped file, an
+        // empty pipe), not an empty table; a module-only blob is fine.
+        if list.is_empty() && modules.is_none() {
+            return Err(match &elf {
+                Some(bin) => CliError::input(
+                    bin.display(),
+                    "no function symbols in .symtab, its debug file's or .dynsym",
+                ),
+                None => CliError::input(
+                    &input,
+                    "no symbols: expected `ADDR TYPE NAME` lines (nm -n FILE | ksym-filter)",
+                ),
+            });
+        }
         // No linker script, no _etext: the end of the ELF's executable
         // sections bounds the last symbol instead (FORMAT.md §5.2).
         let bounds_elf = patch

@@ -177,61 +177,54 @@ fn functions_end_at_their_size_and_the_public_alias_is_printed() {
 #[test]
 fn a_stripped_binary_reads_its_debug_file_or_else_dynsym() {
     let dir = scratch("user-stripped");
-    // No build-id: the debuglink is the only way to the debug file.
-    let full = build(&dir, "prog", &["-fPIE", "-pie", "-Wl,--build-id=none"]);
-    let stripped = dir.join("stripped");
-    let debug = dir.join("stripped.debug");
-    tool(
-        "objcopy",
-        &[
-            "--only-keep-debug",
+    for (out, flags) in [
+        ("prog", &["-fPIE", "-pie", "-Wl,--build-id=none"][..]),
+        ("libf.so", &["-fPIC", "-shared", "-Wl,--build-id=none"][..]),
+    ] {
+        // No build-id: the debuglink is the only way to the debug file.
+        let full = build(&dir, out, flags);
+        let stripped = dir.join(format!("stripped-{out}"));
+        let debug = dir.join(format!("stripped-{out}.debug"));
+        let (f, s, d) = (
             full.to_str().unwrap(),
-            debug.to_str().unwrap(),
-        ],
-    );
-    tool(
-        "strip",
-        &["-o", stripped.to_str().unwrap(), full.to_str().unwrap()],
-    );
-    tool(
-        "objcopy",
-        &[
-            &format!("--add-gnu-debuglink={}", debug.display()),
             stripped.to_str().unwrap(),
-        ],
-    );
-    assert!(nm_functions(&stripped).is_empty(), "strip left a .symtab");
-    let blob = pack(&dir, &stripped, &["--lines", stripped.to_str().unwrap()]);
-    check_against_nm(&blob, &full);
-    // Lines come from the debug file too.
-    let funcs = nm_functions(&full);
-    let main = funcs.iter().find(|f| f.2 == "main").unwrap().0;
-    let out = run_ok(
-        "ksym-resolve",
-        &[blob.to_str().unwrap()],
-        format!("{main:#x}\n").as_bytes(),
-    );
-    assert!(
-        String::from_utf8_lossy(&out).contains("funcs.c:"),
-        "{}",
-        String::from_utf8_lossy(&out)
-    );
+            debug.to_str().unwrap(),
+        );
+        tool("objcopy", &["--only-keep-debug", f, d]);
+        tool("strip", &["-o", s, f]);
+        tool("objcopy", &[&format!("--add-gnu-debuglink={d}"), s]);
+        assert!(nm_functions(&stripped).is_empty(), "strip left a .symtab");
+        let blob = pack(&dir, &stripped, &["--lines", s]);
+        check_against_nm(&blob, &full);
+        // Lines come from the debug file too.
+        let funcs = nm_functions(&full);
+        let addr = |n: &str| funcs.iter().find(|f| f.2 == n).unwrap().0;
+        let line = run_ok(
+            "ksym-resolve",
+            &[blob.to_str().unwrap()],
+            format!("{:#x}\n", addr("main")).as_bytes(),
+        );
+        let line = String::from_utf8_lossy(&line);
+        assert!(line.contains("funcs.c:"), "{out}: {line}");
 
-    // A debug file whose CRC does not match is not the binary's.
-    std::fs::write(&debug, b"something else").unwrap();
-    let blob = pack(&dir, &stripped, &[]);
-    // Only .dynsym: main is not exported from a PIE, helper never is; their
-    // addresses name nothing, not a neighbour.
-    let got = names(
-        &blob,
-        &[main, funcs.iter().find(|f| f.2 == "helper").unwrap().0],
-    );
-    assert_eq!(got, [None, None]);
-    let err = run(
-        "ksym-pack",
-        &["--elf", stripped.to_str().unwrap(), "--format", "v1"],
-        b"",
-    );
+        // A debug file whose CRC does not match is not the binary's: only
+        // .dynsym is left.
+        std::fs::write(&debug, b"something else").unwrap();
+        if out == "prog" {
+            // A PIE exports no function: nothing to pack is an error.
+            let err = run("ksym-pack", &["--elf", s, "-o", d], b"");
+            assert_eq!(err.status.code(), Some(1));
+            let msg = String::from_utf8_lossy(&err.stderr);
+            assert!(msg.contains("no function symbols"), "{msg}");
+            continue;
+        }
+        // The library's exported functions; the static helper is not
+        // there, and its addresses name nothing, not a neighbour.
+        let blob = pack(&dir, &stripped, &[]);
+        let got = names(&blob, &[addr("exported") + 1, addr("helper")]);
+        assert_eq!(got, [Some("exported".into()), None], "{out}");
+    }
+    let err = run("ksym-pack", &["--elf", "/bin/sh", "--format", "v1"], b"");
     assert_eq!(err.status.code(), Some(2));
 }
 
