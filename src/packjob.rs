@@ -329,9 +329,12 @@ impl PackJob {
                 );
                 let columns = lines.as_ref().is_some_and(|l| l.1);
                 if let Some(r) = vmlinux {
-                    let (table, desc) = r.map_err(|e| CliError::input(&input, e))?;
+                    let (table, desc, warning) = r.map_err(|e| CliError::input(&input, e))?;
                     if verbose {
                         eprintln!("ksym-pack: {desc}");
+                    }
+                    if let Some(w) = warning {
+                        eprintln!("ksym-pack: warning: {w}");
                     }
                     v2.lines = Some((table, columns));
                 }

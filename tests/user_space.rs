@@ -444,3 +444,30 @@ fn debugfile_installed(elf: &Path) -> bool {
             .exists()
         })
 }
+
+/// `-gsplit-dwarf`: the skeleton units' line tables are packed, and
+/// ksym-pack says that their inline frames (in the .dwo files) are not.
+#[test]
+fn split_dwarf_is_said_not_silently_missed() {
+    let dir = scratch("user-split");
+    let elf = build(&dir, "prog", &["-fPIE", "-pie", "-gsplit-dwarf"]);
+    let blob = dir.join("prog.ksym");
+    let (e, b) = (elf.to_str().unwrap(), blob.to_str().unwrap());
+    let out = run("ksym-pack", &["--elf", e, "--lines", e, "-o", b], b"");
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning:") && err.contains("split DWARF (-gsplit-dwarf)"),
+        "{err}"
+    );
+    let funcs = nm_functions(&elf);
+    let main = funcs.iter().find(|f| f.2 == "main").unwrap().0;
+    let line = run_ok("ksym-resolve", &[b], format!("{main:#x}\n").as_bytes());
+    let line = String::from_utf8_lossy(&line);
+    assert!(line.contains("funcs.c:"), "{line}");
+    // Without split DWARF, no warning.
+    let plain = build(&dir, "plain", &["-fPIE", "-pie"]);
+    let p = plain.to_str().unwrap();
+    let out = run("ksym-pack", &["--elf", p, "--lines", p, "-o", b], b"");
+    assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+}

@@ -53,6 +53,10 @@ fn fail(what: impl fmt::Display) -> DwarfError {
 pub struct DwarfStats {
     /// Compilation units read.
     pub units: usize,
+    /// Of them, skeleton units of split DWARF (`-gsplit-dwarf`): their
+    /// line tables are here, their DIEs (and so inline frames) in `.dwo`
+    /// files this reader does not open.
+    pub split_units: usize,
     /// Addresses at which the frames were asked for (boundaries).
     pub boundaries: usize,
     /// Addresses of the ELF file's function, data and untyped symbols,
@@ -272,6 +276,7 @@ fn boundaries<R: gimli::Reader>(
     while let Some(header) = units.next()? {
         let unit = dwarf.unit(header)?;
         stats.units += 1;
+        stats.split_units += usize::from(unit.dwo_id.is_some());
         if let Some(program) = unit.line_program.clone() {
             let mut rows = program.rows();
             while let Some((_, row)) = rows.next_row()? {
@@ -545,7 +550,8 @@ pub(crate) fn table_from_dwarf<R: gimli::Reader>(
 
 /// [`read_source_table`], then [`symbols_match`] against the `addresses`
 /// of the symbol list packed beside it: what `ksym-pack --lines ELF` does.
-/// Returns the table and a one-line summary for `-v`.
+/// Returns the table, a one-line summary for `-v`, and a warning to print
+/// whatever `-v` says: split DWARF units, whose inline frames are missing.
 ///
 /// Errors: those of [`read_source_table`], and a list whose addresses are
 /// mostly not the ELF file's symbols (another build, or a KASLR-slid
@@ -553,7 +559,7 @@ pub(crate) fn table_from_dwarf<R: gimli::Reader>(
 pub fn source_table_for(
     elf: &Path,
     addresses: impl Iterator<Item = u64>,
-) -> Result<(SourceTable, String), DwarfError> {
+) -> Result<(SourceTable, String, Option<String>), DwarfError> {
     let (table, stats) = read_source_table(elf)?;
     if !symbols_match(&stats, addresses) {
         return Err(fail(format!(
@@ -572,5 +578,15 @@ pub fn source_table_for(
         table.files.len(),
         table.strings.len()
     );
-    Ok((table, desc))
+    let warning = (stats.split_units > 0).then(|| {
+        format!(
+            "{}: {} of {} compilation units are split DWARF (-gsplit-dwarf): their lines are \
+             packed, their inline frames are not (they are in .dwo files, which ksym-pack \
+             does not read; build with -gno-split-dwarf for them)",
+            elf.display(),
+            stats.split_units,
+            stats.units
+        )
+    });
+    Ok((table, desc, warning))
 }
