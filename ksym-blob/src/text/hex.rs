@@ -94,21 +94,19 @@ pub fn push_u64_padded(out: &mut Vec<u8>, v: u64) {
 /// as the kernel's `%pS` prints offsets and sizes.
 #[inline]
 pub fn push_u64_0x(out: &mut Vec<u8>, v: u64) {
+    // Digits left-aligned in a fixed 18 bytes, appended whole, then the
+    // tail cut: a fixed-size copy is a few moves, where a copy of the
+    // digits' own length was a call to memcpy per number.
+    let n = ((64 - v.leading_zeros()).div_ceil(4)).max(1) as usize;
     let mut buf = [0u8; 18];
-    let mut i = buf.len();
-    let mut x = v;
-    loop {
-        i -= 1;
-        buf[i] = DIGITS[(x & 0xF) as usize];
-        x >>= 4;
-        if x == 0 {
-            break;
-        }
+    buf[0] = b'0';
+    buf[1] = b'x';
+    for (i, b) in buf[2..2 + n].iter_mut().enumerate() {
+        *b = DIGITS[((v >> (4 * (n - 1 - i))) & 0xF) as usize];
     }
-    i -= 2;
-    buf[i] = b'0';
-    buf[i + 1] = b'x';
-    out.extend_from_slice(&buf[i..]);
+    let len = out.len();
+    out.extend_from_slice(&buf);
+    out.truncate(len + 2 + n);
 }
 
 #[cfg(test)]
