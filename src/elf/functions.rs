@@ -102,10 +102,13 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
         },
     };
     let mut syms = syms;
-    syms.sort_by_key(|a| (a.addr, a.rank, a.index));
-    // One entry per (address, name): a name listed twice (a versioned and
-    // an unversioned spelling) is one symbol.
+    // One entry per (address, name), the best ranked: a name listed twice
+    // (a versioned and an unversioned spelling) is one symbol.
+    syms.sort_by(|a, b| {
+        (a.addr, &a.name, a.rank, a.index).cmp(&(b.addr, &b.name, b.rank, b.index))
+    });
     syms.dedup_by(|b, a| a.addr == b.addr && a.name == b.name);
+    syms.sort_by_key(|a| (a.addr, a.rank, a.index));
     // A symbol without a size ends at the next function or at its
     // section's end, whichever comes first: never past its section (the
     // kernel rule's 1 MiB is for kernels, whose text is one section).
