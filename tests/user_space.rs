@@ -354,18 +354,26 @@ fn runtime_addresses_resolve_through_the_process_maps() {
     // perf -F ip,sym frames: the binary's own (perf had no symbols for it)
     // is named; another binary's keeps perf's name.
     let mut args = vec!["--maps", maps.to_str().unwrap(), blob.to_str().unwrap()];
+    // (The byte after `exported` is padding: perf's text there stays.)
+    let size = nm_functions(&prog)
+        .iter()
+        .find(|f| f.2 == "exported")
+        .unwrap()
+        .1;
     let frames = format!(
-        "\t    {:x} [unknown]\n\t    {:x} _IO_puts\n",
+        "\t    {:x} [unknown]\n\t    {:x} _IO_puts\n\t    {:x} perf_said\n",
         addr["exported"] + 1,
-        addr["puts"]
+        addr["puts"],
+        addr["exported"] + size
     );
     let out = String::from_utf8(run_ok("ksym-resolve", &args, frames.as_bytes())).unwrap();
     assert_eq!(
         out,
         format!(
-            "\t    {:x} exported+0x1\n\t    {:x} _IO_puts\n",
+            "\t    {:x} exported+0x1\n\t    {:x} _IO_puts\n\t    {:x} perf_said\n",
             addr["exported"] + 1,
-            addr["puts"]
+            addr["puts"],
+            addr["exported"] + size
         )
     );
     // perf's callchain frames with their DSO: the binary's are named, the

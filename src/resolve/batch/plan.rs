@@ -16,8 +16,8 @@ pub(in crate::resolve) enum Plan {
         addr: u64,
         from: usize,
         to: usize,
-        /// A user-space frame (`--maps`): perf's text stays when the blob
-        /// has no answer.
+        /// A user-space frame (a program's blob): perf's text stays when
+        /// the blob has no answer.
         keep: bool,
     },
     /// A kernel log line with code references (`logline.rs`), the

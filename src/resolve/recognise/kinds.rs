@@ -142,7 +142,7 @@ impl Resolver<'_, '_> {
             addr,
             from: addr_end + 1,
             to: frame_len,
-            keep: user_dso && !kernel,
+            keep: !kernel && (user_dso || self.user_binary),
         })
     }
 
