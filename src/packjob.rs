@@ -59,11 +59,6 @@ pub struct PackJob {
     pub debug_dirs: Vec<PathBuf>,
 }
 
-/// The GNU build-id note of the ELF file at `path`, if it has one.
-fn elf_build_id(path: &Path) -> Option<Vec<u8>> {
-    crate::elf::debugfile::build_id_of(path)
-}
-
 fn open_blob(path: &Path) -> Result<AlignedBlob, CliError> {
     AlignedBlob::read_file(path).map_err(|e| CliError::input(path.display(), e))
 }
@@ -292,12 +287,13 @@ impl PackJob {
         }
         // The kernel's identity: --build-id, else the note of the ELF it
         // was given (--lines, or --patch-elf: the image the blob goes into).
+        let build_id_of = crate::elf::debugfile::build_id_of;
         if v2.build_id.is_empty()
             && let Some(id) = debuginfod
                 .clone()
-                .or_else(|| elf.as_ref().and_then(|e| elf_build_id(e)))
-                .or_else(|| lines.as_ref().and_then(|l| elf_build_id(&l.0)))
-                .or_else(|| patch.as_ref().and_then(|p| elf_build_id(&p.0)))
+                .or_else(|| elf.as_deref().and_then(build_id_of))
+                .or_else(|| lines.as_ref().and_then(|l| build_id_of(&l.0)))
+                .or_else(|| patch.as_ref().and_then(|p| build_id_of(&p.0)))
         {
             v2.build_id = id;
         }

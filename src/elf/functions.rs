@@ -88,7 +88,7 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
         .map_err(|e| format!("{}: not an ELF file: {e}", file.display()))?;
     // The executable sections are the binary's; a debug file keeps their
     // headers (as NOBITS) with the same flags.
-    let (syms, table) = match (obj.symbol_table(), from_debug) {
+    let (mut syms, table) = match (obj.symbol_table(), from_debug) {
         (Some(t), false) => (collect(&obj, t.symbols()), Table::Symtab),
         (Some(t), true) => (collect(&obj, t.symbols()), Table::DebugSymtab),
         (None, _) => match obj.dynamic_symbol_table() {
@@ -101,7 +101,6 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
             }
         },
     };
-    let mut syms = syms;
     // One entry per (address, name), the best ranked: a name listed twice
     // (a versioned and an unversioned spelling) is one symbol.
     syms.sort_by(|a, b| {
@@ -142,36 +141,28 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
 ///
 /// Errors: the file cannot be read or is not ELF.
 pub fn load_segments(path: &Path) -> Result<Vec<LoadSegment>, String> {
-    use object::read::elf::{FileHeader, ProgramHeader};
-    fn of<'d, H: FileHeader<Endian = object::Endianness>, R: object::ReadRef<'d>>(
-        data: R,
-    ) -> object::read::Result<Vec<LoadSegment>> {
-        let h = H::parse(data)?;
-        let e = h.endian()?;
-        Ok(h.program_headers(e, data)?
-            .iter()
-            .filter(|p| p.p_type(e) == object::elf::PT_LOAD)
-            .map(|p| LoadSegment {
-                vaddr: p.p_vaddr(e).into(),
-                offset: p.p_offset(e).into(),
-                filesz: p.p_filesz(e).into(),
-                memsz: p.p_memsz(e).into(),
-                flags: p.p_flags(e),
-            })
-            .collect())
-    }
+    use object::ObjectSegment;
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let cache = object::ReadCache::new(file);
-    let r = match object::FileKind::parse(&cache) {
-        Ok(object::FileKind::Elf64) => {
-            of::<object::elf::FileHeader64<object::Endianness>, _>(&cache)
-        }
-        Ok(object::FileKind::Elf32) => {
-            of::<object::elf::FileHeader32<object::Endianness>, _>(&cache)
-        }
-        _ => return Err(format!("{}: not an ELF file", path.display())),
-    };
-    r.map_err(|e| format!("{}: {e}", path.display()))
+    let obj = object::File::parse(&cache)
+        .map_err(|e| format!("{}: not an ELF file: {e}", path.display()))?;
+    // object's ELF segments are the PT_LOAD entries, in file order.
+    Ok(obj
+        .segments()
+        .map(|g| {
+            let (offset, filesz) = g.file_range();
+            LoadSegment {
+                vaddr: g.address(),
+                offset,
+                filesz,
+                memsz: g.size(),
+                flags: match g.flags() {
+                    object::SegmentFlags::Elf { p_flags } => p_flags,
+                    _ => 0,
+                },
+            }
+        })
+        .collect())
 }
 
 fn collect<'d, 'f, R: object::ReadRef<'d>>(
