@@ -23,7 +23,7 @@ use crate::cli::{
 type WriteBlob<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + 'a;
 
 /// One packing run, as `ksym-pack`'s options describe it.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct PackJob {
     /// The `ADDR TYPE NAME` list: a path, or `-` for stdin.
     pub input: String,
@@ -38,7 +38,8 @@ pub struct PackJob {
     pub format: Option<Format>,
     /// v2's identity (release, build-id).
     pub v2: V2Options,
-    /// `--lines ELF` and `--columns`.
+    /// `--lines ELF` and `--columns`; with `--elf`, an empty path stands
+    /// for each binary's own (`--lines` without ELF).
     pub lines: Option<(PathBuf, bool)>,
     /// `--patch-elf ELF` and its `--section` (docs/FORMAT.md §2.3).
     pub patch: Option<(PathBuf, String)>,
@@ -51,9 +52,10 @@ pub struct PackJob {
     /// `--asm`: the blob as GNU assembler source for a two-pass link, in
     /// this section (`--section`, default `.ksym`).
     pub asm: Option<String>,
-    /// `--elf BINARY`: the symbols are BINARY's functions with their sizes
-    /// (`crate::elf::functions`), not INPUT's lines.
-    pub elf: Option<PathBuf>,
+    /// `--elf BINARY`s: the symbols are BINARY's functions with their
+    /// sizes (`crate::elf::functions`), not INPUT's lines; more than one
+    /// needs `--store` (a blob each, packed in parallel).
+    pub elf: Vec<PathBuf>,
     /// `--debug-dir DIR`s, searched for separate debug files before
     /// `/usr/lib/debug` (`crate::elf::debugfile`).
     pub debug_dirs: Vec<PathBuf>,
@@ -109,9 +111,9 @@ impl PackJob {
     /// The format written: `--format`, else v2 for `--elf` (sizes need
     /// it), else v1.
     pub fn effective_format(&self) -> Format {
-        self.format.unwrap_or(match self.elf {
-            Some(_) => Format::V2,
-            None => Format::V1,
+        self.format.unwrap_or(match self.elf.is_empty() {
+            false => Format::V2,
+            true => Format::V1,
         })
     }
 
@@ -123,7 +125,18 @@ impl PackJob {
     pub fn check_options(&self) -> Result<(), CliError> {
         let v1 = self.effective_format() == Format::V1;
         let usage = |s: &str| Err(CliError::Usage(s.into()));
-        if self.elf.is_some() {
+        if self
+            .lines
+            .as_ref()
+            .is_some_and(|l| l.0.as_os_str().is_empty())
+            && self.elf.is_empty()
+        {
+            return usage("--lines needs ELF (it may be left out only with --elf)");
+        }
+        if self.elf.len() > 1 && self.store.is_none() {
+            return usage("several --elf binaries need --store DIR (a blob each, by build-id)");
+        }
+        if !self.elf.is_empty() {
             if v1 {
                 return usage("--elf needs --format v2 (v1 has no place for symbol sizes)");
             }
@@ -172,6 +185,14 @@ impl PackJob {
     /// refuses, unreadable DWARF, a blob that does not fit `--patch-elf`'s
     /// section, or an output that cannot be written; nothing is written then.
     pub fn run(self) -> Result<(), CliError> {
+        if self.elf.len() > 1
+            || self
+                .lines
+                .as_ref()
+                .is_some_and(|l| l.0.as_os_str().is_empty())
+        {
+            return self.run_each_binary();
+        }
         let format = self.effective_format();
         let PackJob {
             input,
@@ -227,6 +248,7 @@ impl PackJob {
             }
             lines = Some((found, columns));
         }
+        let elf = elf.into_iter().next();
         let mut list = match (&fetched, &elf) {
             (Some(f), _) => crate::elf::symbols::text_symbols(f.path())
                 .map_err(|e| CliError::input("--debuginfod", e))?,
@@ -325,7 +347,7 @@ impl PackJob {
                 );
                 let columns = lines.as_ref().is_some_and(|l| l.1);
                 if let Some(r) = vmlinux {
-                    let (table, desc, warning) = r.map_err(|e| CliError::input(&input, e))?;
+                    let (table, desc, warning) = r.map_err(|e| CliError::input("--lines", e))?;
                     if verbose {
                         eprintln!("ksym-pack: {desc}");
                     }
@@ -371,6 +393,70 @@ impl PackJob {
                 write(&mut out).map_err(stdout_error)?;
                 out.flush().map_err(stdout_error)
             }
+        }
+    }
+}
+
+impl PackJob {
+    /// One job per `--elf` binary, each with its own DWARF when `--lines`
+    /// named none, run in parallel (feature `parallel`). Every binary is
+    /// tried; each failure is printed, naming its binary.
+    ///
+    /// Errors: how many binaries failed (their blobs are not stored).
+    fn run_each_binary(self) -> Result<(), CliError> {
+        let jobs: Vec<PackJob> = self
+            .elf
+            .iter()
+            .map(|bin| {
+                let mut job = self.clone();
+                job.elf = vec![bin.clone()];
+                job.lines = match &self.lines {
+                    Some((path, columns)) if path == bin => Some((bin.clone(), *columns)),
+                    // Each binary's own DWARF, where it has some.
+                    Some((path, columns)) if path.as_os_str().is_empty() => {
+                        let dirs = crate::elf::debugfile::DebugDirs {
+                            dirs: self.debug_dirs.clone(),
+                        };
+                        let (found, _) =
+                            crate::elf::debugfile::with_section(bin, ".debug_info", &dirs);
+                        if crate::elf::debugfile::has_section(&found, ".debug_info") {
+                            Some((bin.clone(), *columns))
+                        } else {
+                            eprintln!(
+                                "ksym-pack: {}: no DWARF in it or a debug file: names only",
+                                bin.display()
+                            );
+                            None
+                        }
+                    }
+                    _ => None,
+                };
+                job
+            })
+            .collect();
+        let run = |job: PackJob| {
+            let bin = job.elf[0].clone();
+            job.run().map_err(|e| (bin, e))
+        };
+        #[cfg(feature = "parallel")]
+        let results: Vec<_> = {
+            use rayon::prelude::*;
+            jobs.into_par_iter().map(run).collect()
+        };
+        #[cfg(not(feature = "parallel"))]
+        let results: Vec<_> = jobs.into_iter().map(run).collect();
+        let total = results.len();
+        let failed = results
+            .into_iter()
+            .filter_map(Result::err)
+            .inspect(|(bin, e)| eprintln!("ksym-pack: {}: {e}", bin.display()))
+            .count();
+        match failed {
+            0 => Ok(()),
+            n => Err(CliError::input(
+                "--elf",
+                format!("{n} of {total} binaries failed (errors above); the others are stored"),
+            )),
         }
     }
 }

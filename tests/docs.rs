@@ -343,6 +343,7 @@ const OTHER_PROGRAMS_OPTIONS: &[&str] = &[
     "--convert",
     "--header",
     "--show-mmap-events",
+    "--buildid-mmap",
     "--call-graph",
     "--path",
     "--no-default-features",

@@ -8,30 +8,9 @@
 //! And Debian's libc through `libc6-dbg`, when installed (CI installs it).
 mod common;
 
-use common::{run, run_ok, scratch};
+use common::{data, run, run_ok, scratch, tool};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
-/// Runs a host tool, which must succeed.
-fn tool(cmd: &str, args: &[&str]) -> String {
-    let out = Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e} (CI installs gcc and binutils)"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// `nm -S --defined-only` of `elf`'s functions (`T t W w i`) with a size:
 /// address, size and name, without symbol versions.

@@ -2,6 +2,7 @@
 //! (docs/FORMAT.md); `--check` validates a blob, `--dump` prints one. It
 //! parses arguments; `ksym::packjob` does the work.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -28,8 +29,8 @@ fn parse_args() -> Result<Mode, CliError> {
     let (mut modules, mut skip_bad) = (None::<PathBuf>, false);
     let (mut store, mut debuginfod) = (None::<PathBuf>, None);
     let mut asm = false;
-    let (mut elf, mut debug_dirs) = (None::<PathBuf>, Vec::new());
-    let mut p = lexopt::Parser::from_env();
+    let (mut elf, mut debug_dirs) = (Vec::<PathBuf>::new(), Vec::new());
+    let mut p = lexopt::Parser::from_args(lines_without_elf(std::env::args_os().skip(1)));
     while let Some(arg) = p.next()? {
         match arg {
             Short('o') | Long("output") => output = Some(PathBuf::from(p.value()?)),
@@ -54,7 +55,7 @@ fn parse_args() -> Result<Mode, CliError> {
                     CliError::Usage(format!("--build-id: expected hex bytes, got `{s}`"))
                 })?;
             }
-            Long("elf") => elf = Some(p.value()?.into()),
+            Long("elf") => elf.push(p.value()?.into()),
             Long("debug-dir") => debug_dirs.push(p.value()?.into()),
             Long("lines") => lines = Some(p.value()?.into()),
             Long("columns") => columns = true,
@@ -106,6 +107,22 @@ fn parse_args() -> Result<Mode, CliError> {
     };
     job.check_options()?;
     Ok(Mode::Pack(Box::new(job)))
+}
+
+/// `--lines` with no ELF after it (the last argument, or one before
+/// another option) becomes `--lines=`: each `--elf` binary's own DWARF.
+fn lines_without_elf(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.collect();
+    for i in 0..args.len() {
+        let bare = args.get(i + 1).is_none_or(|next| {
+            let n = next.as_encoded_bytes();
+            n.starts_with(b"-") && n != b"-"
+        });
+        if args[i] == "--lines" && bare {
+            args[i] = "--lines=".into();
+        }
+    }
+    args
 }
 
 fn run() -> Result<(), CliError> {

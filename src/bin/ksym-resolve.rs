@@ -23,7 +23,7 @@ fn parse_args() -> Result<ResolveJob, CliError> {
         ..Default::default()
     };
     let (mut stext, mut etext, mut names) = (None, None, false);
-    let (mut maps, mut dso) = (None, None);
+    let (mut maps, mut dso, mut build_ids) = (None, None, None);
     let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
@@ -65,6 +65,7 @@ fn parse_args() -> Result<ResolveJob, CliError> {
             }
             Long("maps") => maps = Some(p.value()?.string()?),
             Long("dso") => dso = Some(p.value()?.string()?),
+            Long("build-ids") => build_ids = Some(p.value()?.string()?),
             Short('h') | Long("help") => print_and_exit(RESOLVE.help()),
             Short('V') | Long("version") => print_and_exit(RESOLVE.version()),
             Value(v) if blob.is_none() && kallsyms.is_none() && store.is_none() => {
@@ -89,6 +90,9 @@ fn parse_args() -> Result<ResolveJob, CliError> {
             "--build-id and --release need --store".into(),
         ));
     }
+    if build_ids.is_some() && !matches!(source, Source::Store(..)) {
+        return Err(CliError::Usage("--build-ids needs --store".into()));
+    }
     if dso.is_some() && maps.is_none() {
         return Err(CliError::Usage("--dso needs --maps FILE".into()));
     }
@@ -103,6 +107,7 @@ fn parse_args() -> Result<ResolveJob, CliError> {
         bounds: (stext, etext),
         names,
         maps: maps.map(|m| (m, dso)),
+        build_ids,
     })
 }
 

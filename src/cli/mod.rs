@@ -39,6 +39,15 @@ impl From<lexopt::Error> for CliError {
     }
 }
 
+impl Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Usage(m) | CliError::Input(m) => f.write_str(m),
+            CliError::Io(e) => e.fmt(f),
+        }
+    }
+}
+
 impl CliError {
     /// An input error whose message is `what: err`.
     pub fn input(what: impl Display, err: impl Display) -> Self {

@@ -206,7 +206,7 @@ pub const PACK: Tool = Tool {
             "elf",
             "BINARY",
             Value::File,
-            "v2: BINARY's functions with their sizes (.symtab, its debug file's, or .dynsym), not INPUT",
+            "v2: BINARY's functions and sizes (.symtab, debug file's, .dynsym); repeat with --store",
         ),
         with(
             "debug-dir",
@@ -218,7 +218,7 @@ pub const PACK: Tool = Tool {
             "lines",
             "ELF",
             Value::File,
-            "v2: store source lines and inline frames from ELF's DWARF (vmlinux)",
+            "v2: source lines and inline frames from ELF's DWARF; with --elf, ELF may be left out",
         ),
         flag(
             "columns",
@@ -295,7 +295,7 @@ pub const RESOLVE: Tool = Tool {
         addresses, symbolizes kernel frames, checks every func+0xOFF/0xSIZE, disassembles Code: \
         lines as decodecode does, and passes every other line through unchanged. BLOB is a v1 or \
         v2 blob; with source lines (ksym-pack --lines) bare addresses get `FILE:LINE` and their \
-        inline chain, oops lines are decoded as decode_stacktrace.sh does.",
+        inline chain, oops lines are decoded as decode_stacktrace.sh does. With --store, perf         callchain frames of user-space binaries (`ADDR (PATH)`, perf's file offset) are named         by the blob of PATH's build-id (ksym-pack --store --elf).",
     options: &[
         flag(
             "no-size",
@@ -357,7 +357,7 @@ pub const RESOLVE: Tool = Tool {
             "store",
             "DIR|URL",
             Value::Dir,
-            "each trace with its kernel's blob from a store (or KSYM_STORE)",
+            "each trace's kernel and each perf frame's binary by their blobs in a store (or KSYM_STORE)",
         ),
         with(
             "build-id",
@@ -370,6 +370,12 @@ pub const RESOLVE: Tool = Tool {
             "R",
             Value::Text,
             "with --store: the kernel of every input, by release",
+        ),
+        with(
+            "build-ids",
+            "FILE",
+            Value::File,
+            "with --store: perf buildid-list's output, the build-id of each binary perf names",
         ),
         with(
             "loaded",

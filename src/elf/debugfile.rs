@@ -127,26 +127,30 @@ fn crc32_of(path: &Path) -> Option<u32> {
     }
 }
 
+/// Whether the ELF file at `path` has a `section` with contents (not
+/// `SHT_NOBITS`, as a stripped file's `.debug_info` may be); false when it
+/// cannot be read.
+pub fn has_section(path: &Path, section: &str) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let cache = object::ReadCache::new(file);
+    object::File::parse(&cache).is_ok_and(|o| {
+        use object::ObjectSection;
+        o.section_by_name(section)
+            .is_some_and(|s| s.kind() != object::SectionKind::UninitializedData)
+    })
+}
+
 /// `elf` itself when it has `section` (`.symtab`, `.debug_info`), else its
 /// separate debug file when that has it, else `elf`: the file to read
 /// `section` from. The second value says whether a debug file was taken.
 pub fn with_section(elf: &Path, section: &str, dirs: &DebugDirs) -> (PathBuf, bool) {
-    let has = |p: &Path| {
-        let Ok(file) = std::fs::File::open(p) else {
-            return false;
-        };
-        let cache = object::ReadCache::new(file);
-        object::File::parse(&cache).is_ok_and(|o| {
-            use object::ObjectSection;
-            o.section_by_name(section)
-                .is_some_and(|s| s.kind() != object::SectionKind::UninitializedData)
-        })
-    };
-    if has(elf) {
+    if has_section(elf, section) {
         return (elf.to_path_buf(), false);
     }
     match find(elf, dirs) {
-        Some(d) if has(&d) => (d, true),
+        Some(d) if has_section(&d, section) => (d, true),
         _ => (elf.to_path_buf(), false),
     }
 }

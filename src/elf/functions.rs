@@ -7,7 +7,9 @@
 //!   [`super::debugfile`]), else `.dynsym` (exported names only);
 //! - defined `STT_FUNC` and `STT_GNU_IFUNC` symbols, weak ones included,
 //!   and untyped global labels, in executable sections (ELF spec "Symbol
-//!   Table");
+//!   Table"); untyped local labels only outside every sized function
+//!   (ld.so's `_dl_start_user`, which perf names too), so that a label
+//!   inside a function never takes its name;
 //! - each with its `st_size` (FORMAT.md §10.7): the padding after a
 //!   function is a gap, not that function;
 //! - names without their symbol version (`memcpy@GLIBC_2.2.5` →
@@ -72,6 +74,8 @@ struct Candidate {
     name: Vec<u8>,
     rank: (bool, u8, u8, std::cmp::Reverse<usize>),
     index: usize,
+    /// An untyped local label: kept only in a gap between functions.
+    local_label: bool,
 }
 
 /// The function symbols of the ELF file at `path` (see the module
@@ -86,17 +90,36 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
     let cache = object::ReadCache::new(handle);
     let obj = object::File::parse(&cache)
         .map_err(|e| format!("{}: not an ELF file: {e}", file.display()))?;
+    let (list, table) = functions_of(&obj, from_debug, path, &file)?;
+    let segments = load_segments(path)?;
+    Ok(Functions {
+        list,
+        table,
+        file,
+        segments,
+    })
+}
+
+/// The function symbols of a parsed ELF file `obj` (`from_debug`: it is
+/// `binary`'s separate debug file, named `file`), with the table they came
+/// from.
+fn functions_of<'d, R: object::ReadRef<'d>>(
+    obj: &object::File<'d, R>,
+    from_debug: bool,
+    binary: &Path,
+    file: &Path,
+) -> Result<(SymbolList, Table), String> {
     // The executable sections are the binary's; a debug file keeps their
     // headers (as NOBITS) with the same flags.
     let (mut syms, table) = match (obj.symbol_table(), from_debug) {
-        (Some(t), false) => (collect(&obj, t.symbols()), Table::Symtab),
-        (Some(t), true) => (collect(&obj, t.symbols()), Table::DebugSymtab),
+        (Some(t), false) => (collect(obj, t.symbols()), Table::Symtab),
+        (Some(t), true) => (collect(obj, t.symbols()), Table::DebugSymtab),
         (None, _) => match obj.dynamic_symbol_table() {
-            Some(t) => (collect(&obj, t.symbols()), Table::Dynsym),
+            Some(t) => (collect(obj, t.symbols()), Table::Dynsym),
             None => {
                 return Err(format!(
                     "{}: no .symtab or .dynsym, and no debug file with one (give --debug-dir)",
-                    path.display()
+                    binary.display()
                 ));
             }
         },
@@ -108,6 +131,14 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
     });
     syms.dedup_by(|b, a| a.addr == b.addr && a.name == b.name);
     syms.sort_by_key(|a| (a.addr, a.rank, a.index));
+    // Sized symbols come first at an address, so a label at or inside a
+    // function sees its end.
+    let mut covered = 0u64;
+    syms.retain(|s| {
+        let keep = !s.local_label || s.addr >= covered;
+        covered = covered.max(s.addr.saturating_add(s.size));
+        keep
+    });
     // A symbol without a size ends at the next function or at its
     // section's end, whichever comes first: never past its section (the
     // kernel rule's 1 MiB is for kernels, whose text is one section).
@@ -127,12 +158,22 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
             .map_err(|e| format!("{}: {e}", file.display()))?;
         list.set_last_size(s.size);
     }
-    let segments = load_segments(path)?;
+    Ok((list, table))
+}
+
+/// [`function_symbols`] of an ELF image in memory, named `name` in
+/// errors, without looking for a debug file (fuzzing, tests).
+///
+/// Errors: as [`function_symbols`].
+pub fn functions_from_bytes(data: &[u8], name: &Path) -> Result<Functions, String> {
+    let obj = object::File::parse(data)
+        .map_err(|e| format!("{}: not an ELF file: {e}", name.display()))?;
+    let (list, table) = functions_of(&obj, false, name, name)?;
     Ok(Functions {
         list,
         table,
-        file,
-        segments,
+        file: name.to_path_buf(),
+        segments: segments_of(&obj),
     })
 }
 
@@ -141,14 +182,18 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
 ///
 /// Errors: the file cannot be read or is not ELF.
 pub fn load_segments(path: &Path) -> Result<Vec<LoadSegment>, String> {
-    use object::ObjectSegment;
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let cache = object::ReadCache::new(file);
     let obj = object::File::parse(&cache)
         .map_err(|e| format!("{}: not an ELF file: {e}", path.display()))?;
+    Ok(segments_of(&obj))
+}
+
+/// The `PT_LOAD` entries of a parsed ELF file, in file order.
+fn segments_of<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> Vec<LoadSegment> {
+    use object::ObjectSegment;
     // object's ELF segments are the PT_LOAD entries, in file order.
-    Ok(obj
-        .segments()
+    obj.segments()
         .map(|g| {
             let (offset, filesz) = g.file_range();
             LoadSegment {
@@ -162,7 +207,7 @@ pub fn load_segments(path: &Path) -> Result<Vec<LoadSegment>, String> {
                 },
             }
         })
-        .collect())
+        .collect()
 }
 
 fn collect<'d, 'f, R: object::ReadRef<'d>>(
@@ -186,9 +231,17 @@ fn collect<'d, 'f, R: object::ReadRef<'d>>(
         };
         let st_type = st_info & 0xf;
         let typed = st_type == object::elf::STT_FUNC || st_type == object::elf::STT_GNU_IFUNC;
-        // Untyped labels count when global (assembly entry points); local
-        // ones are mostly mapping symbols and jump targets.
-        let label = st_type == object::elf::STT_NOTYPE && !s.is_local();
+        // Untyped labels: assembly entry points, and jump targets inside
+        // functions (those locals are dropped later); hidden ones are
+        // internal, as perf judges them.
+        let object::SymbolFlags::Elf { st_other, .. } = s.flags() else {
+            continue;
+        };
+        let hidden = matches!(
+            st_other & 3,
+            object::elf::STV_HIDDEN | object::elf::STV_INTERNAL
+        );
+        let label = st_type == object::elf::STT_NOTYPE && !(s.is_local() && hidden);
         if !in_code || !(typed || label) {
             continue;
         }
@@ -224,6 +277,7 @@ fn collect<'d, 'f, R: object::ReadRef<'d>>(
             ),
             name,
             index,
+            local_label: label && s.is_local(),
         });
     }
     out

@@ -3,5 +3,8 @@
 //! address it has in that binary's blob.
 //!
 //! - [`maps`]: `/proc/PID/maps` and a binary's load bias.
+//! - [`perf`]: perf's DSO-relative (file offset) frames and its build-id
+//!   records.
 
 pub mod maps;
+pub mod perf;

@@ -38,6 +38,9 @@ pub struct ResolveJob {
     /// `--maps FILE` and `--dso NAME`: the process's mappings, and which
     /// of them are the blob's binary.
     pub maps: Option<(String, Option<String>)>,
+    /// `--build-ids FILE` (with `--store`): `perf buildid-list`'s output,
+    /// naming the build-id of each binary perf's frames name by path.
+    pub build_ids: Option<String>,
 }
 
 impl ResolveJob {
@@ -53,11 +56,20 @@ impl ResolveJob {
                     .ok()
                     .and_then(|s| s.parse().ok());
                 let timeout = std::time::Duration::from_secs_f64(secs.unwrap_or(30.0));
+                let ids = match &self.build_ids {
+                    Some(f) => {
+                        let text = std::fs::read(f).map_err(|e| CliError::input(f, e))?;
+                        crate::normalize::perf::parse_buildid_list(&text)
+                            .map_err(|e| CliError::input(f, e))?
+                    }
+                    None => Vec::new(),
+                };
                 return super::store_run::resolve_with_store(
                     spec,
                     timeout,
                     self.opts.clone(),
                     forced.clone(),
+                    &ids,
                     &self.inputs,
                 );
             }

@@ -206,6 +206,9 @@ pub struct Resolver<'m, 'a> {
     stats: ResolveStats,
     /// A name expanded for JSON escaping (reused: no allocation per line).
     scratch: Vec<u8>,
+    /// [`Resolver::run`]'s output block and batch, kept between calls: a
+    /// store run calls it per stretch of one binary's frames.
+    spare: (Vec<u8>, Batch),
     /// A v2 blob's stored rows, decoded, with their names' cache entries
     /// (`None` for v1, or stored addresses spanning 4 GiB or more).
     rows: Option<RowTable>,
@@ -307,6 +310,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             lineno: 0,
             stats: ResolveStats::default(),
             scratch: Vec::with_capacity(256),
+            spare: (Vec::new(), Batch::default()),
             // Only a v2 blob without `rows` looks its names up by rank.
             names: match (map, &rows) {
                 (Kallsyms::V2(v), None) => NameCache::with_slots(v.stored()),
@@ -451,8 +455,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
         input: R,
         mut output: W,
     ) -> io::Result<ResolveStats> {
-        let mut out = Vec::with_capacity(2 * OUT_BLOCK + MAX_LINE);
-        let mut batch = Batch::default();
+        let (mut out, mut batch) = std::mem::take(&mut self.spare);
+        out.clear();
+        batch.clear();
+        out.reserve(2 * OUT_BLOCK + MAX_LINE);
         let line_buffered = self.opts.line_buffered;
         for_each_line(input, MAX_LINE, |_, line| {
             match line {
@@ -495,6 +501,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         })?;
         self.flush_batch(&mut batch, &mut out);
         output.write_all(&out)?;
+        self.spare = (out, batch);
         output.flush()?;
         Ok(self.stats)
     }

@@ -1,15 +1,22 @@
 //! `ksym-resolve --store`: each trace of a stream resolved with its own
-//! kernel's blob. Lines are passed, in chunks, to a [`Resolver`] per
-//! kernel; an oops's `CPU:` line or a perf header's `# os release :` line
-//! switches kernels ([`crate::store::select`]). A trace whose kernel the store
-//! lacks, or whose release maps to several build-ids with none to choose,
-//! passes through unchanged, with one note on stderr: never a guess.
+//! kernel's blob, and each perf callchain frame of a user-space binary
+//! with that binary's blob. Lines are passed, in chunks, to a [`Resolver`]
+//! per blob; an oops's `CPU:` line, a perf header's `# os release :` line
+//! or the kernel's build-id in perf's records switches kernels
+//! ([`crate::store::select`]). A frame ` (PATH)` of a mapped file goes to
+//! the blob of PATH's build-id ([`crate::normalize::perf`]: from `perf
+//! buildid-list`, perf's MMAP2 records, or the file on this machine), its
+//! DSO-relative address read as a file offset. A trace whose kernel the
+//! store lacks, a binary it has no blob for, or a release that maps to
+//! several build-ids with none to choose, passes through unchanged, with
+//! one note on stderr: never a guess.
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
 
 use super::{MAX_LINE, OUT_BLOCK, ResolveOptions, Resolver};
 use crate::blob::Kallsyms;
+use crate::normalize::perf::{callchain_path, file_offset_space, mmap2_build_id};
 use crate::store::fetch::Store;
 use crate::store::layout::hex;
 use crate::store::select::{KernelRef, kernel_of_line};
@@ -24,6 +31,19 @@ struct Kernel {
     name: String,
 }
 
+/// Whose resolver the pending lines go to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    /// The current kernel's (or none: lines pass unchanged).
+    Kernel,
+    /// A user-space binary's: `binaries[i]`.
+    Binary(usize),
+}
+
+/// perf's name for vmlinux in `buildid-list` and in its MMAP2 records
+/// (`[kernel.kallsyms]_text`).
+const KERNEL_DSO: &[u8] = b"[kernel.kallsyms]";
+
 /// One `ksym-resolve --store` run.
 pub struct StoreRun<'s> {
     store: &'s Store,
@@ -33,7 +53,18 @@ pub struct StoreRun<'s> {
     kernels: HashMap<Vec<u8>, Option<Kernel>>,
     releases: HashMap<Vec<u8>, Option<Vec<u8>>>,
     current: Option<Vec<u8>>,
+    /// User-space binaries with a blob, loaded once per (path, build-id).
+    binaries: Vec<Kernel>,
+    loaded: HashMap<(Vec<u8>, Vec<u8>), Option<usize>>,
+    /// Build-ids given (`perf buildid-list`) or read from perf's records.
+    path_ids: HashMap<Vec<u8>, Vec<u8>>,
+    /// Each path met so far: its binary (`None`: no build-id or no blob).
+    path_bin: HashMap<Vec<u8>, Option<usize>>,
+    target: Target,
     pending: Vec<u8>,
+    /// Resolved text on its way to stdout: one write per block, not one per
+    /// stretch of a binary's frames.
+    written: Vec<u8>,
     /// Lines passed through because no kernel was selected.
     unselected: u64,
     notes: Vec<String>,
@@ -52,7 +83,13 @@ impl<'s> StoreRun<'s> {
             kernels: HashMap::new(),
             releases: HashMap::new(),
             current: None,
+            binaries: Vec::new(),
+            loaded: HashMap::new(),
+            path_ids: HashMap::new(),
+            path_bin: HashMap::new(),
+            target: Target::Kernel,
             pending: Vec::with_capacity(OUT_BLOCK + MAX_LINE),
+            written: Vec::with_capacity(2 * OUT_BLOCK + MAX_LINE),
             unselected: 0,
             notes: Vec::new(),
             failed: false,
@@ -153,6 +190,113 @@ impl<'s> StoreRun<'s> {
         ok
     }
 
+    /// Records `path`'s build-id (`perf buildid-list`, an MMAP2 record);
+    /// vmlinux's selects the kernel unless one was forced.
+    pub fn learn_build_id(&mut self, path: &[u8], id: Vec<u8>) {
+        let kernel = path
+            .strip_prefix(KERNEL_DSO)
+            .is_some_and(|t| t.is_empty() || t == b"_text");
+        if kernel {
+            if !self.forced && self.current.as_deref() != Some(&id[..]) {
+                let k = KernelRef {
+                    build_id: Some(id),
+                    release: None,
+                };
+                self.current = self.select(&k);
+            }
+        } else if self.path_ids.get(path) != Some(&id) {
+            self.path_bin.remove(path);
+            self.path_ids.insert(path.to_vec(), id);
+        }
+    }
+
+    /// The binary a callchain frame of `path` belongs to, with its blob
+    /// loaded; `None` (and one note) when its build-id or blob is unknown.
+    fn binary_of(&mut self, path: &[u8]) -> Option<usize> {
+        if let Some(b) = self.path_bin.get(path) {
+            return *b;
+        }
+        let id = self.path_ids.get(path).cloned().or_else(|| {
+            std::str::from_utf8(path)
+                .ok()
+                .and_then(|p| crate::elf::debugfile::build_id_of(std::path::Path::new(p)))
+        });
+        let b = match id {
+            Some(id) => {
+                let key = (path.to_vec(), id);
+                match self.loaded.get(&key) {
+                    Some(b) => *b,
+                    None => {
+                        let b = self.load_binary(&key.0, &key.1).map(|k| {
+                            self.binaries.push(k);
+                            self.binaries.len() - 1
+                        });
+                        self.loaded.insert(key, b);
+                        b
+                    }
+                }
+            }
+            None => {
+                self.notes.push(format!(
+                    "{}: no build-id (not on this machine; give --build-ids from `perf buildid-list`, or record with --buildid-mmap): its frames pass unchanged",
+                    String::from_utf8_lossy(path)
+                ));
+                None
+            }
+        };
+        self.path_bin.insert(path.to_vec(), b);
+        b
+    }
+
+    fn load_binary(&mut self, path: &[u8], id: &[u8]) -> Option<Kernel> {
+        let name = format!("{} ({})", String::from_utf8_lossy(path), hex(id));
+        let blob = match self.store.blob(id) {
+            Ok(Some(blob)) => blob,
+            Ok(None) => {
+                self.notes.push(format!(
+                    "{name}: no blob in the store {}; its frames pass unchanged",
+                    self.store.describe()
+                ));
+                return None;
+            }
+            Err(e) => {
+                self.fail(format!("{name}: {e}"));
+                return None;
+            }
+        };
+        let blob: &'static crate::blobfile::AlignedBlob = Box::leak(Box::new(blob));
+        let map = match Kallsyms::from_blob(blob.as_bytes(), None, None) {
+            Ok(map) => map,
+            Err(e) => {
+                self.fail(format!("{name}: {e}"));
+                return None;
+            }
+        };
+        let segments: Vec<_> = match &map {
+            Kallsyms::V2(v) => v.load_segments().collect(),
+            Kallsyms::V1(_) => Vec::new(),
+        };
+        let Some(space) = file_offset_space(&segments, path) else {
+            self.notes.push(format!(
+                "{name}: its blob has no executable load segment with one file-offset bias (ksym-pack --elf writes them): its frames pass unchanged"
+            ));
+            return None;
+        };
+        let map: &'static Kallsyms<'static> = Box::leak(Box::new(map));
+        let opts = ResolveOptions {
+            slide: space.bias,
+            kaslr_from_sym: false,
+            ranges: Some(space.ranges.into()),
+            paths: Some(space.paths.into()),
+            ..self.opts.clone()
+        };
+        Some(Kernel {
+            map,
+            resolver: Resolver::new(map, opts),
+            name,
+        })
+    }
+
     fn fail(&mut self, what: String) {
         self.failed = true;
         self.notes
@@ -163,24 +307,36 @@ impl<'s> StoreRun<'s> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let k = self
-            .current
-            .as_ref()
-            .and_then(|id| self.kernels.get_mut(id))
-            .and_then(|k| k.as_mut());
+        let k = match &self.target {
+            Target::Kernel => self
+                .current
+                .as_ref()
+                .and_then(|id| self.kernels.get_mut(id))
+                .and_then(|k| k.as_mut()),
+            Target::Binary(i) => self.binaries.get_mut(*i),
+        };
         match k {
             Some(k) => {
-                k.resolver.run(&self.pending[..], &mut *out)?;
+                k.resolver.run(&self.pending[..], &mut self.written)?;
             }
             None => {
                 self.unselected += bytecount_lines(&self.pending);
                 if !self.opts.json {
-                    out.write_all(&self.pending)?;
+                    self.written.extend_from_slice(&self.pending);
                 }
             }
         }
         self.pending.clear();
+        if self.written.len() >= OUT_BLOCK || self.opts.line_buffered {
+            self.write_out(out)?;
+        }
         Ok(())
+    }
+
+    fn write_out<W: Write>(&mut self, out: &mut W) -> io::Result<()> {
+        out.write_all(&self.written)?;
+        self.written.clear();
+        out.flush()
     }
 
     /// Resolves one input to `out`.
@@ -196,6 +352,17 @@ impl<'s> StoreRun<'s> {
                         self.flush(out)?;
                         self.current = self.select(&k);
                     }
+                    if let Some((path, id)) = mmap2_build_id(l) {
+                        self.flush(out)?;
+                        self.learn_build_id(path, id);
+                    }
+                    let target = callchain_path(l)
+                        .and_then(|p| self.binary_of(p))
+                        .map_or(Target::Kernel, Target::Binary);
+                    if target != self.target {
+                        self.flush(out)?;
+                        self.target = target;
+                    }
                     l
                 }
                 Line::Long { piece, .. } => piece,
@@ -207,7 +374,7 @@ impl<'s> StoreRun<'s> {
             Ok(())
         })?;
         self.flush(out)?;
-        out.flush()
+        self.write_out(out)
     }
 
     /// Notes for stderr: each kernel's own (KASLR, mismatches), the
@@ -241,8 +408,10 @@ fn bytecount_lines(b: &[u8]) -> u64 {
 
 /// Everything `ksym-resolve --store SPEC` does once its arguments are
 /// parsed: opens the store (HTTP requests limited to `timeout`, remote
-/// blobs cached under [`crate::store::fetch::default_cache_dir`]), resolves each
-/// input with its own kernel's blob, prints the notes on stderr.
+/// blobs cached under [`crate::store::fetch::default_cache_dir`]), learns
+/// `build_ids` (`(path, build-id)` pairs of `perf buildid-list`), resolves
+/// each input with its own kernel's and binaries' blobs, prints the notes
+/// on stderr.
 ///
 /// Errors: the store cannot be opened, an input cannot be read, stdout
 /// fails, or a store error was met during the run (the traces concerned
@@ -252,12 +421,16 @@ pub fn resolve_with_store(
     timeout: std::time::Duration,
     opts: ResolveOptions,
     forced: Option<KernelRef>,
+    build_ids: &[crate::normalize::perf::PathBuildId],
     inputs: &[String],
 ) -> Result<(), crate::cli::CliError> {
     use crate::cli::{CliError, open_input};
     let store = Store::open(spec, timeout, crate::store::fetch::default_cache_dir())
         .map_err(|e| CliError::input("--store", e))?;
     let mut run = StoreRun::new(&store, opts, forced);
+    for (path, id) in build_ids {
+        run.learn_build_id(path, id.clone());
+    }
     let mut out = io::stdout().lock();
     let mut result = Ok(());
     for path in inputs {

@@ -31,7 +31,10 @@ pub fn kernel_of_line(line: &[u8]) -> Option<KernelRef> {
             build_id: None,
         });
     }
-    let cpu = bstr::ByteSlice::find(line, b"CPU: ")?;
+    // Asked of every line of a stream: the searcher is built once.
+    static CPU: std::sync::LazyLock<bstr::Finder<'static>> =
+        std::sync::LazyLock::new(|| bstr::Finder::new(b"CPU: "));
+    let cpu = CPU.find(line)?;
     let rest = &line[cpu..];
     let t = bstr::ByteSlice::find(rest, b"Not tainted ")
         .map(|i| i + b"Not tainted ".len())

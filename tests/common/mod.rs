@@ -164,3 +164,25 @@ pub fn readelf_sections(elf: &Path) -> Vec<ElfSection> {
         })
         .collect()
 }
+
+/// A file under tests/data.
+pub fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// Runs a host tool (CI installs gcc, binutils, linux-perf), which must
+/// succeed; returns its stdout.
+pub fn tool(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e} (.ci/run installs it)"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}

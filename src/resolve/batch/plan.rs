@@ -11,7 +11,8 @@ pub(in crate::resolve) enum Plan {
     /// A bare address: print `ADDR TYPE NAME+0xOFF/0xSIZE`.
     Bare { addr: u64 },
     /// A perf or bcc frame: replace `body[from..to]` with `NAME+0xOFF`;
-    /// perf frames carry their DSO in a column of their own.
+    /// perf frames carry their DSO in a column of their own. `from == to`
+    /// is a frame without a symbol (`ADDR (DSO)`): ` NAME` goes there.
     Replace {
         addr: u64,
         from: usize,

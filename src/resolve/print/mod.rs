@@ -168,7 +168,16 @@ impl<'a> Resolver<'_, 'a> {
                     self.push_perf_inlines(out, &body[..from], hit, row, symoff, nl);
                 }
                 out.extend_from_slice(&body[..from]);
-                self.push_sym(out, hit, false, false);
+                if from == to {
+                    // `ADDR (DSO)` becomes what `-F ip,sym,dso` prints.
+                    out.push(b' ');
+                    match hit {
+                        Some(h) => self.push_name(out, h.name),
+                        None => out.extend_from_slice(b"[unknown]"),
+                    }
+                } else {
+                    self.push_sym(out, hit, false, false);
+                }
                 out.extend_from_slice(&body[to..]);
                 out.extend_from_slice(nl);
             }

@@ -99,11 +99,14 @@ impl Resolver<'_, '_> {
         };
         let field = &frame[addr_at..addr_end];
         let addr = hex::parse_u64(strip_0x(field).unwrap_or(field))?;
-        if addr_end >= frame.len() {
+        // `ADDR (DSO)` (perf script -F ip,dso): the name goes in between,
+        // as -F ip,sym,dso prints it.
+        let insert = addr_end >= frame.len();
+        if insert && frame_len == body.len() {
             return None; // a bare address, handled elsewhere
         }
-        let sym = &frame[addr_end + 1..];
-        if !kernel {
+        let sym = frame.get(addr_end + 1..).unwrap_or_default();
+        if !kernel && !insert {
             // A user-space frame of -F ip,sym, or not a frame at all.
             // A single symbol token; not a second hex word (old stack dumps).
             if sym.is_empty() || sym.contains(&b' ') && !sym.starts_with(b"[unknown]") {
@@ -112,9 +115,14 @@ impl Resolver<'_, '_> {
             if hex::parse_u64(strip_0x(sym).unwrap_or(sym)).is_some() {
                 return None;
             }
-            if self
-                .first_address
-                .is_none_or(|f| addr.wrapping_sub(self.opts.slide) < f)
+        }
+        if !kernel {
+            // Below the first symbol is another binary's, unless --maps or
+            // perf's path says the address is this binary's.
+            if self.opts.ranges.is_none()
+                && self
+                    .first_address
+                    .is_none_or(|f| addr.wrapping_sub(self.opts.slide) < f)
             {
                 return None;
             }
@@ -129,6 +137,16 @@ impl Resolver<'_, '_> {
             {
                 return None;
             }
+        }
+        if insert {
+            return Some(Plan::Replace {
+                addr,
+                from: addr_end,
+                to: addr_end,
+                // No text of perf's to keep: its binary has no symbol
+                // there, and perf prints `[unknown]`.
+                keep: false,
+            });
         }
         if frame_len < body.len() && body[frame_len..].starts_with(b" ([") {
             let m = &body[frame_len + 3..body.len() - 2];

@@ -1,0 +1,369 @@
+//! Whole stacks from a store: `ksym-pack --store DIR --elf A --elf B
+//! --lines` packs a blob per binary by build-id, and `perf script -F
+//! ip,dso | ksym-resolve --store DIR` names each callchain frame with its
+//! own binary's blob, reading perf's DSO-relative address as a file offset
+//! (a library linked by lld, whose text's file offset and link-time
+//! address differ, checks that). The binaries are moved away first: the
+//! store and perf's build-ids are all there is. Then a real `perf record
+//! -g` of a program, its library, libc and the kernel, whose every frame
+//! perf named must get the same name (or an alias at its address).
+mod common;
+
+use common::{data, run, run_ok, scratch, tool};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Rust's own lld, through the `gcc-ld` wrappers every rustup toolchain
+/// ships: a linker whose layout gives text `p_offset != p_vaddr`.
+fn lld_dir() -> PathBuf {
+    let sysroot = tool("rustc", &["--print", "sysroot"]);
+    let host = tool("rustc", &["-vV"])
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .unwrap();
+    let dir = Path::new(sysroot.trim()).join(format!("lib/rustlib/{host}/bin/gcc-ld"));
+    assert!(dir.join("ld.lld").exists(), "{}: no ld.lld", dir.display());
+    dir
+}
+
+/// tests/data/perfwork.c as a shared library (linked by lld) and a PIE
+/// that calls it, with frame pointers and DWARF, in `dir`.
+fn build_workload(dir: &Path) -> (PathBuf, PathBuf) {
+    let src = data("perfwork.c");
+    let lib = dir.join("libperfwork.so");
+    let prog = dir.join("perfwork");
+    let b = format!("-B{}", lld_dir().display());
+    let common = ["-O1", "-g", "-fno-omit-frame-pointer"];
+    let mut args: Vec<&str> = common.to_vec();
+    args.extend(["-fPIC", "-shared", "-DLIB", "-fuse-ld=lld", &b, "-o"]);
+    args.extend([lib.to_str().unwrap(), src.to_str().unwrap()]);
+    tool("cc", &args);
+    let rpath = format!("-Wl,-rpath,{}", dir.display());
+    let ldir = format!("-L{}", dir.display());
+    let mut args: Vec<&str> = common.to_vec();
+    args.extend(["-o", prog.to_str().unwrap(), src.to_str().unwrap()]);
+    args.extend([ldir.as_str(), "-lperfwork", rpath.as_str()]);
+    tool("cc", &args);
+    (prog, lib)
+}
+
+fn build_id(elf: &Path) -> String {
+    tool("readelf", &["-n", elf.to_str().unwrap()])
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: ").map(str::to_string))
+        .unwrap_or_else(|| panic!("{}: no build-id", elf.display()))
+}
+
+/// `nm -S`'s functions of `elf`: (address, size, name).
+fn functions(elf: &Path) -> Vec<(u64, u64, String)> {
+    tool("nm", &["-S", "--defined-only", elf.to_str().unwrap()])
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let [a, s, t, n] = f[..] else { return None };
+            "TtWwi".contains(t).then(|| {
+                (
+                    u64::from_str_radix(a, 16).unwrap(),
+                    u64::from_str_radix(s, 16).unwrap(),
+                    n.split('@').next().unwrap().to_string(),
+                )
+            })
+        })
+        .filter(|f| f.1 > 0)
+        .collect()
+}
+
+/// The file offset of link-time address `addr`, by `readelf -l`'s
+/// `PT_LOAD` headers.
+fn file_offset(elf: &Path, addr: u64) -> u64 {
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    tool("readelf", &["-lW", elf.to_str().unwrap()])
+        .lines()
+        .filter(|l| l.trim_start().starts_with("LOAD"))
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (off, vaddr, filesz) = (hex(f[1]), hex(f[2]), hex(f[4]));
+            (vaddr <= addr && addr < vaddr + filesz).then(|| addr - vaddr + off)
+        })
+        .unwrap()
+}
+
+/// Names and their addresses, for telling an alias from another function.
+fn addresses(syms: impl Iterator<Item = (u64, String)>) -> HashMap<String, Vec<u64>> {
+    let mut m: HashMap<String, Vec<u64>> = HashMap::new();
+    for (a, n) in syms {
+        m.entry(n).or_default().push(a);
+    }
+    m
+}
+
+fn same_or_alias(ours: &str, perf: &str, names: &HashMap<String, Vec<u64>>) -> bool {
+    ours == perf
+        || matches!((names.get(ours), names.get(perf)),
+            (Some(a), Some(b)) if a.iter().any(|x| b.contains(x)))
+}
+
+#[test]
+fn a_store_names_perf_file_offsets_without_the_binaries() {
+    let dir = scratch("perf_store_offsets");
+    let (prog, lib) = build_workload(&dir);
+    let store = dir.join("store");
+    let s = store.to_str().unwrap();
+    let (p, l) = (prog.to_str().unwrap(), lib.to_str().unwrap());
+    let out = run(
+        "ksym-pack",
+        &["--store", s, "--lines", "--elf", p, "--elf", l],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (pid, lid) = (build_id(&prog), build_id(&lib));
+    for id in [&pid, &lid] {
+        assert!(store.join(format!("buildid/{id}/section/.ksym")).is_file());
+    }
+    // perf's callchain frames: each function's first and last byte, as
+    // file offsets, without a symbol (-F ip,dso) and with perf's own.
+    let mut input = String::new();
+    let mut want = Vec::new();
+    let mut names = Vec::new();
+    for elf in [&prog, &lib] {
+        let funcs = functions(elf);
+        names.extend(funcs.iter().map(|f| (f.0, f.2.clone())));
+        for (a, s, n) in &funcs {
+            for x in [*a, a + s - 1] {
+                let off = file_offset(elf, x);
+                input.push_str(&format!("\t{off:16x} ({})\n", elf.display()));
+                want.push((n.clone(), None));
+                input.push_str(&format!("\t{off:16x} perf_name+0x3 ({})\n", elf.display()));
+                want.push((n.clone(), Some(x - a)));
+            }
+        }
+    }
+    assert!(want.len() >= 16, "{want:?}");
+    let names = addresses(names.into_iter());
+    // A binary the store lacks and one with no build-id stay as they are.
+    let other = "\t            1234 (/usr/lib/x86_64-linux-gnu/libnotstored.so)\n";
+    let unknown = "\t            1234 (/nonexistent/libgone.so)\n";
+    input.push_str(other);
+    input.push_str(unknown);
+    let gone = dir.join("gone");
+    std::fs::create_dir_all(&gone).unwrap();
+    std::fs::rename(&prog, gone.join("perfwork")).unwrap();
+    std::fs::rename(&lib, gone.join("libperfwork.so")).unwrap();
+    let ids = dir.join("buildids");
+    std::fs::write(
+        &ids,
+        format!(
+            "{pid} {p}\n{lid} {l}\n0123456789abcdef0123456789abcdef01234567 /usr/lib/x86_64-linux-gnu/libnotstored.so\n"
+        ),
+    )
+    .unwrap();
+    // The build-ids by `perf buildid-list`, then by MMAP2 records.
+    let mmap2 = format!(
+        "perfwork 7 1.0: PERF_RECORD_MMAP2 7/7: [0x55d000001000(0x1000) @ 0x1000 <{pid}>]: r-xp {p}\n\
+         perfwork 7 1.0: PERF_RECORD_MMAP2 7/7: [0x7f0000001000(0x1000) @ 0 <{lid}>]: r-xp {l}\n"
+    );
+    for (args, prefix) in [
+        (
+            vec!["--store", s, "--build-ids", ids.to_str().unwrap()],
+            String::new(),
+        ),
+        (vec!["--store", s], mmap2.clone()),
+    ] {
+        let all = format!("{prefix}{input}");
+        let out = run("ksym-resolve", &args, all.as_bytes());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let got: Vec<&str> = text.lines().skip(prefix.lines().count()).collect();
+        for ((line, (name, off)), inp) in got.iter().zip(&want).zip(input.lines()) {
+            let inner = line.rsplit_once(" (").unwrap().0.trim();
+            let (_, sym) = inner
+                .split_once(' ')
+                .unwrap_or_else(|| panic!("{inp} → {line}"));
+            let (n, o) = match off {
+                Some(_) => {
+                    let (n, o) = sym.split_once("+0x").unwrap();
+                    (n, Some(u64::from_str_radix(o, 16).unwrap()))
+                }
+                None => (sym, None),
+            };
+            assert!(same_or_alias(n, name, &names), "{inp} → {line}, not {name}");
+            assert_eq!(o, *off, "{inp} → {line}");
+        }
+        assert_eq!(got[got.len() - 2..], [other.trim_end(), unknown.trim_end()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("libgone.so: no build-id"), "{err}");
+        if prefix.is_empty() {
+            assert!(err.contains("libnotstored.so (0123456789abcdef"), "{err}");
+            assert!(err.contains("no blob in the store"), "{err}");
+        }
+    }
+}
+
+/// Why `perf record` cannot run here, when that is the machine's doing
+/// (events not permitted or not supported), not ours.
+fn perf_unavailable(stderr: &str) -> bool {
+    [
+        "perf_event_paranoid",
+        "Permission denied",
+        "not supported",
+        "No permission",
+    ]
+    .iter()
+    .any(|w| stderr.contains(w))
+}
+
+#[test]
+fn a_real_perf_capture_gets_perfs_names_from_the_store_alone() {
+    let dir = scratch("perf_store_capture");
+    let (prog, lib) = build_workload(&dir);
+    let data = dir.join("perf.data");
+    let d = data.to_str().unwrap();
+    let rec = Command::new("perf")
+        .args(["record", "-q", "-g", "-o", d, "--", prog.to_str().unwrap()])
+        .output()
+        .expect("perf (CI installs linux-perf)");
+    let err = String::from_utf8_lossy(&rec.stderr);
+    if !rec.status.success() && perf_unavailable(&err) {
+        eprintln!("perf record cannot run on this machine, not checked: {err}");
+        return;
+    }
+    assert!(rec.status.success(), "perf record: {err}");
+    let ids = tool("perf", &["buildid-list", "-i", d]);
+    let ids_file = dir.join("buildids");
+    std::fs::write(&ids_file, &ids).unwrap();
+    let input = tool("perf", &["script", "-i", d, "-F", "ip,dso"]);
+    let reference = tool("perf", &["script", "-i", d, "-F", "ip,sym,dso"]);
+    let libc = ids
+        .lines()
+        .find_map(|l| l.split_once(' ').filter(|(_, p)| p.contains("/libc.so")))
+        .map(|(id, p)| (id.to_string(), PathBuf::from(p)))
+        .expect("libc in perf buildid-list");
+    let store = dir.join("store");
+    let s = store.to_str().unwrap();
+    let (p, l, c) = (
+        prog.to_str().unwrap(),
+        lib.to_str().unwrap(),
+        libc.1.to_str().unwrap(),
+    );
+    run_ok(
+        "ksym-pack",
+        &["--store", s, "--lines", "--elf", p, "--elf", l, "--elf", c],
+        b"",
+    );
+    // Every name of each binary (libc's from its debug file, which CI
+    // installs with libc6-dbg), for telling aliases apart.
+    let debug = PathBuf::from(format!(
+        "/usr/lib/debug/.build-id/{}/{}.debug",
+        &libc.0[..2],
+        &libc.0[2..]
+    ));
+    let mut syms: Vec<(u64, String)> = Vec::new();
+    for elf in [&prog, &lib, if debug.exists() { &debug } else { &libc.1 }] {
+        syms.extend(functions(elf).into_iter().map(|f| (f.0, f.2)));
+    }
+    // The kernel, by the build-id perf recorded, when /proc/kallsyms
+    // shows addresses (root).
+    let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
+    let kernel = kallsyms.lines().any(|l| {
+        l.split(' ')
+            .next()
+            .is_some_and(|a| !a.trim_start_matches('0').is_empty())
+    });
+    if kernel {
+        let kid = ids
+            .lines()
+            .find_map(|l| l.strip_suffix(" [kernel.kallsyms]"))
+            .expect("the kernel in perf buildid-list");
+        let list = run_ok("ksym-filter", &[], kallsyms.as_bytes());
+        run_ok(
+            "ksym-pack",
+            &["--format", "v2", "--build-id", kid, "--store", s],
+            &list,
+        );
+        syms.extend(kallsyms.lines().filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((
+                u64::from_str_radix(f.first()?, 16).ok()?,
+                f.get(2)?.to_string(),
+            ))
+        }));
+    }
+    let names = addresses(syms.into_iter());
+    let gone = dir.join("gone");
+    std::fs::create_dir_all(&gone).unwrap();
+    std::fs::rename(&prog, gone.join("perfwork")).unwrap();
+    std::fs::rename(&lib, gone.join("libperfwork.so")).unwrap();
+    let out = run(
+        "ksym-resolve",
+        &["--store", s, "--build-ids", ids_file.to_str().unwrap()],
+        input.as_bytes(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(ours.lines().count(), reference.lines().count());
+    let stored = |line: &str| {
+        [p, l, c].iter().any(|b| line.ends_with(&format!(" ({b})")))
+            || kernel && line.ends_with(" ([kernel.kallsyms])")
+    };
+    let (mut checked, mut aliases) = (HashMap::<&str, usize>::new(), 0);
+    for ((o, r), i) in ours.lines().zip(reference.lines()).zip(input.lines()) {
+        if !stored(r) {
+            assert_eq!(o, i, "a binary the store lacks stays as perf printed it");
+            continue;
+        }
+        let name = |line: &str| {
+            line.rsplit_once(" (")
+                .unwrap()
+                .0
+                .trim()
+                .split_once(' ')
+                .map(|x| x.1.to_string())
+        };
+        let (on, rn) = (name(o), name(r));
+        let (Some(on), Some(rn)) = (on, rn) else {
+            panic!("{i} → {o}; perf: {r}")
+        };
+        // perf keeps symbol versions (`cfree@GLIBC_2.2.5`); ksym drops them.
+        let rn = rn.split('@').next().unwrap().to_string();
+        if rn == "[unknown]" {
+            continue;
+        }
+        assert!(same_or_alias(&on, &rn, &names), "{i} → {o}; perf: {r}");
+        aliases += usize::from(on != rn);
+        *checked
+            .entry(if r.contains("[kernel") {
+                "kernel"
+            } else {
+                "user"
+            })
+            .or_default() += 1;
+        for f in ["own_work", "lib_inner", "both", "main"] {
+            if on == f {
+                *checked.entry(f).or_default() += 1;
+            }
+        }
+    }
+    eprintln!("frames checked: {checked:?}, {aliases} of them an alias of perf's name");
+    for f in ["own_work", "lib_inner", "both", "main"] {
+        assert!(
+            checked.get(f).is_some_and(|&n| n > 0),
+            "no {f} frame: {checked:?}"
+        );
+    }
+    if kernel {
+        assert!(checked.get("kernel").is_some_and(|&n| n > 0), "{checked:?}");
+    }
+}
