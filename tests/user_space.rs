@@ -458,3 +458,68 @@ fn split_dwarf_is_said_not_silently_missed() {
     let out = run("ksym-pack", &["--elf", p, "--lines", p, "-o", b], b"");
     assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
 }
+
+/// C++ names come out as c++filt prints them (`nm -C`), parameters and
+/// template arguments included, where perf prints the same.
+#[cfg(feature = "cpp-demangle")]
+#[test]
+fn cpp_names_are_demangled_as_cxxfilt_does() {
+    let dir = scratch("user_space_cpp");
+    let elf = dir.join("funcs-cc");
+    let src = data("funcs.cc");
+    tool(
+        "g++",
+        &[
+            "-O1",
+            "-g",
+            "-o",
+            elf.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ],
+    );
+    let blob = pack(&dir, &elf, &[]);
+    let demangled = tool("nm", &["-S", "-C", "--defined-only", elf.to_str().unwrap()]);
+    let mut at: HashMap<u64, Vec<String>> = HashMap::new();
+    for l in demangled.lines() {
+        let f: Vec<&str> = l.splitn(4, ' ').collect();
+        if let [a, s, t, n] = f[..]
+            && "TtWw".contains(t)
+            && s != "0000000000000000"
+        {
+            at.entry(u64::from_str_radix(a, 16).unwrap())
+                .or_default()
+                .push(n.to_string());
+        }
+    }
+    let input: String = at.keys().map(|a| format!("{a:#x}\n")).collect();
+    let out = String::from_utf8(run_ok(
+        "ksym-resolve",
+        &[blob.to_str().unwrap()],
+        input.as_bytes(),
+    ))
+    .unwrap();
+    let mut seen = Vec::new();
+    for (line, a) in out.lines().zip(at.keys()) {
+        // `ADDR TYPE NAME+0x0/0xSIZE`, NAME with spaces.
+        let name = line
+            .splitn(3, ' ')
+            .nth(2)
+            .and_then(|r| r.rsplit_once("+0x"))
+            .unwrap()
+            .0;
+        assert!(
+            at[a].iter().any(|n| n == name),
+            "{a:#x}: {name} is not one of {:?}",
+            at[a]
+        );
+        seen.push(name.to_string());
+    }
+    for want in [
+        "shapes::Box<int>::twice() const",
+        "shapes::area(int, int)",
+        "shapes::area(double)",
+        "(anonymous namespace)::hidden(char const*, unsigned long)",
+    ] {
+        assert!(seen.iter().any(|n| n == want), "no {want} in {seen:?}");
+    }
+}

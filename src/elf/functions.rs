@@ -13,7 +13,8 @@
 //! - each with its `st_size` (FORMAT.md §10.7): the padding after a
 //!   function is a gap, not that function;
 //! - names without their symbol version (`memcpy@GLIBC_2.2.5` →
-//!   `memcpy`) and Rust names demangled, as `ksym-filter` does;
+//!   `memcpy`), Rust names demangled as `ksym-filter` does, C++ names as
+//!   perf and c++filt print them (feature `cpp-demangle`);
 //! - of the aliases at one address, first the one perf and llvm-symbolizer
 //!   print: one with a size before one without, global before weak before
 //!   local, glibc's hidden `__GI_` aliases last, fewer leading underscores
@@ -251,7 +252,7 @@ fn collect<'d, 'f, R: object::ReadRef<'d>>(
         if raw.is_empty() || crate::text::nm::is_mapping_or_local_label(raw) {
             continue;
         }
-        let name = crate::text::demangle::rust_demangled_or_raw(raw);
+        let name = demangled(raw);
         let binding = if s.is_weak() {
             1
         } else if s.is_global() {
@@ -281,6 +282,20 @@ fn collect<'d, 'f, R: object::ReadRef<'d>>(
         });
     }
     out
+}
+
+/// `raw` demangled: a Rust name as `ksym-filter` does it, else an Itanium
+/// C++ name (`_Z…`, feature `cpp-demangle`: [`super::cxx`]) as perf and
+/// c++filt print it, parameters included; else `raw`.
+fn demangled(raw: &[u8]) -> Vec<u8> {
+    let rust = crate::text::demangle::rust_demangled_or_raw(raw);
+    #[cfg(feature = "cpp-demangle")]
+    if rust == raw
+        && let Some(text) = super::cxx::demangle(raw)
+    {
+        return text;
+    }
+    rust
 }
 
 /// How internal a spelling looks, smaller first: glibc's hidden aliases

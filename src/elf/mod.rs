@@ -7,6 +7,7 @@
 //!   executable sections;
 //! - [`functions`]: a user-space binary's function symbols with their
 //!   sizes, aliases ordered as symbolizers print them;
+//! - [`cxx`]: C++ names demangled by the system's libstdc++;
 //! - [`debugfile`]: a stripped binary's separate debug file (build-id,
 //!   `.gnu_debuglink`);
 //! - [`dwarf`]: DWARF line programs and inline trees to a source table;
@@ -14,6 +15,9 @@
 //!   symbols and lines for the module space;
 //! - [`patch`]: a blob written into an ELF image's reserved section.
 
+#[cfg(feature = "cpp-demangle")]
+#[allow(unsafe_code)]
+pub mod cxx;
 pub mod debugfile;
 pub mod dwarf;
 pub mod functions;
