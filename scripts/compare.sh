@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ksym beside its peers on one ELF with DWARF (README "Why ksym"), each run
-# in turn on the same addresses: packing (ksym-pack --format v2 --lines
-# against llvm-gsymutil --convert) and N random .text addresses symbolized
+# in turn on the same addresses: packing (ksym-pack --elf ELF --lines, the
+# ELF's own symbols with their sizes, against llvm-gsymutil --convert) and N random .text addresses symbolized
 # with inline frames by ksym-resolve, llvm-symbolizer --inlines,
 # llvm-gsymutil --address and blazecli (when installed:
 # `cargo install blazecli`). Prints one Markdown table: CPU seconds and
@@ -30,8 +30,9 @@ measure() {
     printf '%s\t%s\t%s\n' "$label" "$(echo "$u + $s" | bc)" "$m"
 }
 
+# The text symbols' addresses, for lines-agreement.py's address + 1 probes.
 nm -n "$ELF" | "$B/ksym-filter" > "$W/syms.txt"
-measure pack-ksym "$B/ksym-pack" --format v2 --lines "$ELF" -o "$W/k.bin" < "$W/syms.txt" > "$W/pack"
+measure pack-ksym "$B/ksym-pack" --elf "$ELF" --lines "$ELF" -o "$W/k.bin" > "$W/pack"
 measure pack-gsym "$GSYMUTIL" --convert "$ELF" --out-file "$W/g.gsym" >> "$W/pack"
 
 python3 - "$ELF" "$N" > "$W/addrs" <<'EOF'

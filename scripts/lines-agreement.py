@@ -85,6 +85,22 @@ def rust_legacy(name):
     return name.replace("..", "::")
 
 
+def cxx_gnu(name):
+    """A C++ name as LLVM 14's demangler prints it, spelled as GNU's
+    (libstdc++'s `__cxa_demangle`, which ksym, perf and c++filt use) does:
+    clone suffixes `(.cold)` as `[clone .cold]`, `std::nullptr_t` as
+    `decltype(nullptr)`, literals `1ul` as `(unsigned long)1`."""
+    def clones(m):
+        parts = re.findall(r"\.[A-Za-z_]+(?:\.\d+)?", m.group(1))
+        return "".join(f" [clone {p}]" for p in parts)
+    name = re.sub(r" \((\.[^()]*)\)$", clones, name)
+    name = name.replace("std::nullptr_t", "decltype(nullptr)")
+    lits = {"ul": "unsigned long", "l": "long", "u": "unsigned int", "ull": "unsigned long long",
+            "ll": "long long"}
+    name = re.sub(r"(?<![\w.])(-?\d+)(ull|ul|ll|l|u)\b", lambda m: f"({lits[m.group(2)]}){m.group(1)}", name)
+    return re.sub(r"operator(<<|>>|<|>)<", r"operator\1 <", name)
+
+
 def spelling(a, b):
     """Which spellings alone tell frame lists `a` (ksym) and `b` (llvm) apart."""
     if len(a) != len(b) or any(x[2] != y[2] for x, y in zip(a, b)):
@@ -92,9 +108,14 @@ def spelling(a, b):
     kinds = set()
     for x, y in zip(a, b):
         if x[0] != y[0]:
-            if x[0] != rust_legacy(y[0]):
+            if x[0] == rust_legacy(y[0]):
+                kinds.add("Rust names half-demangled by llvm 14")
+            elif x[0] == cxx_gnu(y[0]):
+                kinds.add("C++ demangled by GNU's rules, not LLVM's")
+            elif y[0].startswith("_Z") and not x[0].startswith("_Z"):
+                kinds.add("C++ names llvm 14 leaves mangled")
+            else:
                 return None
-            kinds.add("Rust names half-demangled by llvm 14")
         if x[1] != y[1]:
             if not doubled_dir0(x[1], y[1]):
                 return None

@@ -84,7 +84,8 @@ pub fn symbols_match(stats: &DwarfStats, addresses: impl Iterator<Item = u64>) -
 ///
 /// Function names are DWARF's (linkage name first, as llvm-symbolizer
 /// prints them), Rust ones demangled like `ksym-filter` does
-/// ([`crate::text::demangle`]); files are joined with their unit's compilation
+/// ([`crate::text::demangle`]) and C++ ones as c++filt does (feature
+/// `cpp-demangle`); files are joined with their unit's compilation
 /// directory and include directory, as `addr2line` and llvm-symbolizer
 /// print them.
 ///
@@ -223,7 +224,7 @@ fn llvm_symtab<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> SymbolT
         .filter_map(|s| {
             let name = s.name_bytes().ok()?;
             let mut d = Vec::new();
-            let name = if crate::text::demangle::demangle_rust(name, &mut d) {
+            let name = if super::functions::demangle_into(name, &mut d) {
                 d
             } else {
                 name.to_vec()
@@ -453,7 +454,7 @@ fn sweep<R: gimli::Reader>(
                     Some(n) => {
                         let raw = n.raw_name()?;
                         demangled.clear();
-                        if crate::text::demangle::demangle_rust(raw.as_bytes(), &mut demangled) {
+                        if super::functions::demangle_into(raw.as_bytes(), &mut demangled) {
                             strings.id(&demangled)
                         } else {
                             strings.id(raw.as_bytes())

@@ -288,14 +288,26 @@ fn collect<'d, 'f, R: object::ReadRef<'d>>(
 /// C++ name (`_Z…`, feature `cpp-demangle`: [`super::cxx`]) as perf and
 /// c++filt print it, parameters included; else `raw`.
 fn demangled(raw: &[u8]) -> Vec<u8> {
-    let rust = crate::text::demangle::rust_demangled_or_raw(raw);
-    #[cfg(feature = "cpp-demangle")]
-    if rust == raw
-        && let Some(text) = super::cxx::demangle(raw)
-    {
-        return text;
+    let mut out = Vec::new();
+    if demangle_into(raw, &mut out) {
+        out
+    } else {
+        raw.to_vec()
     }
-    rust
+}
+
+/// Appends `raw` demangled (as [`demangled`] does) to `out`; false, with
+/// `out` as it was, when `raw` is neither a Rust nor a C++ name.
+pub(crate) fn demangle_into(raw: &[u8], out: &mut Vec<u8>) -> bool {
+    if crate::text::demangle::demangle_rust(raw, out) {
+        return true;
+    }
+    #[cfg(feature = "cpp-demangle")]
+    if let Some(text) = super::cxx::demangle(raw) {
+        out.extend_from_slice(&text);
+        return true;
+    }
+    false
 }
 
 /// How internal a spelling looks, smaller first: glibc's hidden aliases
