@@ -401,6 +401,7 @@ fn sweep<R: gimli::Reader>(
     let mut node_list: Vec<InlineNode> = vec![InlineNode::default()];
     let mut rows: Vec<LineRow> = Vec::new();
     let mut demangled = Vec::new();
+    let mut name_at: HashMap<(usize, usize), u32> = HashMap::new();
     // Frames of one address, outermost first: (function, call site).
     let mut chain: Vec<(u32, u32, u32, u32)> = Vec::new();
 
@@ -452,12 +453,30 @@ fn sweep<R: gimli::Reader>(
                 let name = match &f.function {
                     None if f.dw_die_offset.is_some() => strings.id(b""),
                     Some(n) => {
-                        let raw = n.raw_name()?;
-                        demangled.clear();
-                        if super::functions::demangle_into(raw.as_bytes(), &mut demangled) {
-                            strings.id(&demangled)
-                        } else {
-                            strings.id(raw.as_bytes())
+                        // The bytes, not addr2line's `raw_name` (which checks
+                        // UTF-8 on every frame): names are bytes in the blob.
+                        let raw = n.name.to_slice()?;
+                        // A name borrowed from .debug_str is the same bytes
+                        // at the same place for every frame of its function:
+                        // demangled and interned once.
+                        let at = match &raw {
+                            std::borrow::Cow::Borrowed(s) => Some((s.as_ptr() as usize, s.len())),
+                            std::borrow::Cow::Owned(_) => None,
+                        };
+                        match at.and_then(|k| name_at.get(&k)) {
+                            Some(&id) => id,
+                            None => {
+                                demangled.clear();
+                                let id = if super::functions::demangle_into(&raw, &mut demangled) {
+                                    strings.id(&demangled)
+                                } else {
+                                    strings.id(&raw)
+                                };
+                                if let Some(k) = at {
+                                    name_at.insert(k, id);
+                                }
+                                id
+                            }
                         }
                     }
                     None => u32::MAX,
