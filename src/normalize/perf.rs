@@ -63,6 +63,27 @@ pub fn callchain_path(line: &[u8]) -> Option<&[u8]> {
     path.starts_with(b"/").then_some(path)
 }
 
+/// The address of a callchain frame line (`\t<blanks>HEX …`).
+pub fn callchain_address(line: &[u8]) -> Option<u64> {
+    let rest = line.strip_prefix(b"\t")?.trim_ascii_start();
+    let digits = rest.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if digits == 0 || digits > 16 {
+        return None;
+    }
+    crate::text::hex::parse_u64(&rest[..digits])
+}
+
+/// The address of one of perf's nameless inline frames, `\tHEX (inlined)`:
+/// `perf script -F ip,dso` of a `--call-graph dwarf` capture prints one
+/// per function inlined at the frame that follows it at the same address.
+pub fn nameless_inline(line: &[u8]) -> Option<u64> {
+    let body = line.trim_ascii_end();
+    let head = body.strip_suffix(b" (inlined)")?;
+    let addr = callchain_address(head)?;
+    let rest = head.strip_prefix(b"\t")?.trim_ascii();
+    rest.iter().all(u8::is_ascii_hexdigit).then_some(addr)
+}
+
 /// The path and build-id of a `PERF_RECORD_MMAP2` line that carries one
 /// (`[START(LEN) @ PGOFF <HEX>]: PERMS PATH`); `None` for other lines and
 /// for MMAP2 records with a device and inode instead.
@@ -166,6 +187,24 @@ mod tests {
         assert_eq!(callchain_path(b"\t               0 ([unknown])"), None);
         assert_eq!(callchain_path(b"\t            1234 ([vdso])"), None);
         assert_eq!(callchain_path(b"\tnot a frame (/x)"), None);
+    }
+
+    #[test]
+    fn perfs_nameless_inline_frames_are_told_apart() {
+        assert_eq!(
+            nameless_inline(b"\t          10a22c (inlined)\n"),
+            Some(0x10a22c)
+        );
+        assert_eq!(
+            nameless_inline(b"\t          10a22c catch_unwind (inlined)"),
+            None
+        );
+        assert_eq!(nameless_inline(b"\t          10a22c (/tmp/kp)"), None);
+        assert_eq!(
+            callchain_address(b"\t          10a22c (/tmp/kp)"),
+            Some(0x10a22c)
+        );
+        assert_eq!(callchain_address(b"  10a22c (/tmp/kp)"), None);
     }
 
     #[test]

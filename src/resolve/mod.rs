@@ -284,6 +284,12 @@ impl Batch {
 }
 
 impl<'m, 'a> Resolver<'m, 'a> {
+    /// Turns `--inline` on or off for the lines run from now on (a store
+    /// run replaces perf's own nameless `(inlined)` lines so).
+    pub fn set_inline(&mut self, on: bool) {
+        self.opts.inline = on;
+    }
+
     /// A resolver over `map`.
     pub fn new(map: &'m Kallsyms<'a>, opts: ResolveOptions) -> Self {
         let first_address = map.symbols().next().map(|s| s.address);

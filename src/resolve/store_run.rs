@@ -16,7 +16,9 @@ use std::io::{self, BufRead, Write};
 
 use super::{MAX_LINE, OUT_BLOCK, ResolveOptions, Resolver};
 use crate::blob::Kallsyms;
-use crate::normalize::perf::{callchain_path, file_offset_space, mmap2_build_id};
+use crate::normalize::perf::{
+    callchain_address, callchain_path, file_offset_space, mmap2_build_id, nameless_inline,
+};
 use crate::store::fetch::Store;
 use crate::store::layout::hex;
 use crate::store::select::{KernelRef, kernel_of_line};
@@ -65,6 +67,10 @@ pub struct StoreRun<'s> {
     /// Resolved text on its way to stdout: one write per block, not one per
     /// stretch of a binary's frames.
     written: Vec<u8>,
+    /// perf's nameless `ADDR (inlined)` lines at `held_addr`, waiting for
+    /// the frame they belong to: that frame's binary names them.
+    held: Vec<u8>,
+    held_addr: u64,
     /// Lines passed through because no kernel was selected.
     unselected: u64,
     notes: Vec<String>,
@@ -90,6 +96,8 @@ impl<'s> StoreRun<'s> {
             target: Target::Kernel,
             pending: Vec::with_capacity(OUT_BLOCK + MAX_LINE),
             written: Vec::with_capacity(2 * OUT_BLOCK + MAX_LINE),
+            held: Vec::new(),
+            held_addr: 0,
             unselected: 0,
             notes: Vec::new(),
             failed: false,
@@ -356,16 +364,45 @@ impl<'s> StoreRun<'s> {
                         self.flush(out)?;
                         self.learn_build_id(path, id);
                     }
+                    if let Some(a) = nameless_inline(l) {
+                        if a != self.held_addr {
+                            self.release_held();
+                        }
+                        self.held_addr = a;
+                        self.held.extend_from_slice(l);
+                        return Ok(());
+                    }
                     let target = callchain_path(l)
                         .and_then(|p| self.binary_of(p))
                         .map_or(Target::Kernel, Target::Binary);
+                    if let Target::Binary(i) = target
+                        && !self.held.is_empty()
+                        && !self.opts.json
+                        && self.binaries[i].map.lines().is_some()
+                        && callchain_address(l) == Some(self.held_addr)
+                    {
+                        // The binary's own inline chain replaces perf's
+                        // nameless lines: the frame alone, with --inline.
+                        self.held.clear();
+                        self.flush(out)?;
+                        self.target = target;
+                        self.pending.extend_from_slice(l);
+                        self.binaries[i].resolver.set_inline(true);
+                        let done = self.flush(out);
+                        self.binaries[i].resolver.set_inline(self.opts.inline);
+                        return done;
+                    }
+                    self.release_held();
                     if target != self.target {
                         self.flush(out)?;
                         self.target = target;
                     }
                     l
                 }
-                Line::Long { piece, .. } => piece,
+                Line::Long { piece, .. } => {
+                    self.release_held();
+                    piece
+                }
             };
             self.pending.extend_from_slice(bytes);
             if self.pending.len() >= OUT_BLOCK || self.opts.line_buffered {
@@ -373,8 +410,16 @@ impl<'s> StoreRun<'s> {
             }
             Ok(())
         })?;
+        self.release_held();
         self.flush(out)?;
         self.write_out(out)
+    }
+
+    /// perf's inline lines that no frame of a blob with lines followed:
+    /// they pass as they came, before the line that follows them.
+    fn release_held(&mut self) {
+        self.pending.extend_from_slice(&self.held);
+        self.held.clear();
     }
 
     /// Notes for stderr: each kernel's own (KASLR, mismatches), the

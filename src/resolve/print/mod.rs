@@ -165,7 +165,10 @@ impl<'a> Resolver<'_, 'a> {
             Plan::Replace { from, to, .. } => {
                 if self.opts.inline && from > 0 && is_blank(body[0]) {
                     let symoff = find(&body[from..to], b"+0x").is_some();
-                    self.push_perf_inlines(out, &body[..from], hit, row, symoff, nl);
+                    // `ADDR (DSO)`: the inlined frames' `ADDR NAME (inlined)`
+                    // take the blank before the DSO too.
+                    let prefix = if from == to { from + 1 } else { from };
+                    self.push_perf_inlines(out, &body[..prefix], hit, row, symoff, nl);
                 }
                 out.extend_from_slice(&body[..from]);
                 if from == to {
