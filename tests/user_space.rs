@@ -190,8 +190,19 @@ fn a_stripped_binary_reads_its_debug_file_or_else_dynsym() {
         // .dynsym is left.
         std::fs::write(&debug, b"something else").unwrap();
         if out == "prog" {
-            // A PIE exports no function: nothing to pack is an error.
-            let err = run("ksym-pack", &["--elf", s, "-o", d], b"");
+            // A PIE exports no function: only its PLT stubs have names, and
+            // main names nothing rather than a stub's.
+            let blob = pack(&dir, &stripped, &[]);
+            assert_eq!(names(&blob, &[addr("main")]), [None]);
+            // An ELF without any function is an error: nothing to pack.
+            let data = dir.join("data.c");
+            std::fs::write(&data, "int x = 1;\n").unwrap();
+            let obj = dir.join("data.o");
+            tool(
+                "cc",
+                &["-c", "-o", obj.to_str().unwrap(), data.to_str().unwrap()],
+            );
+            let err = run("ksym-pack", &["--elf", obj.to_str().unwrap(), "-o", d], b"");
             assert_eq!(err.status.code(), Some(1));
             let msg = String::from_utf8_lossy(&err.stderr);
             assert!(msg.contains("no function symbols"), "{msg}");
@@ -522,4 +533,38 @@ fn cpp_names_are_demangled_as_cxxfilt_does() {
     ] {
         assert!(seen.iter().any(|n| n == want), "no {want} in {seen:?}");
     }
+}
+
+/// x86-64 PLT stubs are named `NAME@plt`, each as objdump names it, at
+/// every byte of the stub.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn plt_stubs_are_named_as_objdump_names_them() {
+    let dir = scratch("user_space_plt");
+    let mut found = 0;
+    for (out, extra) in [
+        ("plt-pie", &[][..]),
+        ("plt-ibt", &["-fcf-protection=full", "-Wl,-z,ibtplt"][..]),
+    ] {
+        let elf = build(&dir, out, extra);
+        let blob = pack(&dir, &elf, &[]);
+        let stubs: Vec<(u64, String)> = tool("objdump", &["-d", elf.to_str().unwrap()])
+            .lines()
+            .filter_map(|l| {
+                let (a, rest) = l.split_once(" <")?;
+                let name = rest.strip_suffix(">:")?.strip_suffix("@plt")?;
+                Some((u64::from_str_radix(a, 16).ok()?, format!("{name}@plt")))
+            })
+            .collect();
+        assert!(stubs.len() >= 2, "{out}: {stubs:?}");
+        let probes: Vec<u64> = stubs.iter().flat_map(|(a, _)| [*a, a + 7]).collect();
+        let got = names(&blob, &probes);
+        for (k, (a, want)) in stubs.iter().enumerate() {
+            for g in &got[2 * k..2 * k + 2] {
+                assert_eq!(g.as_deref(), Some(want.as_str()), "{out} {a:#x}");
+            }
+        }
+        found += stubs.len();
+    }
+    assert!(found >= 4);
 }

@@ -10,6 +10,8 @@
 //!   Table"); untyped local labels only outside every sized function
 //!   (ld.so's `_dl_start_user`, which perf names too), so that a label
 //!   inside a function never takes its name;
+//! - x86-64 PLT stubs as `NAME@plt` ([`super::plt`]), as perf and objdump
+//!   name them;
 //! - each with its `st_size` (FORMAT.md §10.7): the padding after a
 //!   function is a gap, not that function;
 //! - names without their symbol version (`memcpy@GLIBC_2.2.5` →
@@ -91,8 +93,14 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
     let cache = object::ReadCache::new(handle);
     let obj = object::File::parse(&cache)
         .map_err(|e| format!("{}: not an ELF file: {e}", file.display()))?;
-    let (list, table) = functions_of(&obj, from_debug, path, &file)?;
-    let segments = load_segments(path)?;
+    // The load segments and PLT stubs are the binary's own (a debug
+    // file's PLT is SHT_NOBITS).
+    let binary = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let binary = object::ReadCache::new(binary);
+    let bin = object::File::parse(&binary)
+        .map_err(|e| format!("{}: not an ELF file: {e}", path.display()))?;
+    let segments = segments_of(&bin);
+    let (list, table) = functions_of(&obj, from_debug, path, &file, super::plt::plt_stubs(&bin))?;
     Ok(Functions {
         list,
         table,
@@ -102,13 +110,14 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
 }
 
 /// The function symbols of a parsed ELF file `obj` (`from_debug`: it is
-/// `binary`'s separate debug file, named `file`), with the table they came
-/// from.
+/// `binary`'s separate debug file, named `file`) and the binary's PLT
+/// stubs `plt` ([`super::plt`]), with the table the symbols came from.
 fn functions_of<'d, R: object::ReadRef<'d>>(
     obj: &object::File<'d, R>,
     from_debug: bool,
     binary: &Path,
     file: &Path,
+    plt: Vec<(u64, u64, Vec<u8>)>,
 ) -> Result<(SymbolList, Table), String> {
     // The executable sections are the binary's; a debug file keeps their
     // headers (as NOBITS) with the same flags.
@@ -125,6 +134,17 @@ fn functions_of<'d, R: object::ReadRef<'d>>(
             }
         },
     };
+    // A stub's name comes after any symbol at its address (none, usually).
+    syms.extend(plt.into_iter().map(|(addr, size, name)| Candidate {
+        addr,
+        size,
+        section_end: addr.saturating_add(size),
+        kind: b't',
+        rank: (false, 3, 0, std::cmp::Reverse(0)),
+        index: usize::MAX,
+        local_label: false,
+        name,
+    }));
     // One entry per (address, name), the best ranked: a name listed twice
     // (a versioned and an unversioned spelling) is one symbol.
     syms.sort_by(|a, b| {
@@ -169,7 +189,7 @@ fn functions_of<'d, R: object::ReadRef<'d>>(
 pub fn functions_from_bytes(data: &[u8], name: &Path) -> Result<Functions, String> {
     let obj = object::File::parse(data)
         .map_err(|e| format!("{}: not an ELF file: {e}", name.display()))?;
-    let (list, table) = functions_of(&obj, false, name, name)?;
+    let (list, table) = functions_of(&obj, false, name, name, super::plt::plt_stubs(&obj))?;
     Ok(Functions {
         list,
         table,

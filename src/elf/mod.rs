@@ -13,6 +13,7 @@
 //! - [`dwarf`]: DWARF line programs and inline trees to a source table;
 //! - [`kmod`]: kernel modules: sections laid out, DWARF relocated, their
 //!   symbols and lines for the module space;
+//! - [`plt`]: names for x86-64 PLT stubs (`NAME@plt`);
 //! - [`patch`]: a blob written into an ELF image's reserved section.
 
 #[cfg(feature = "cpp-demangle")]
@@ -23,4 +24,5 @@ pub mod dwarf;
 pub mod functions;
 pub mod kmod;
 pub mod patch;
+pub mod plt;
 pub mod symbols;
