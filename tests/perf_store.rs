@@ -406,3 +406,93 @@ fn check_capture(name: &str, call_graph: &[&str], inline: bool) {
         assert!(checked.get("kernel").is_some_and(|&n| n > 0), "{checked:?}");
     }
 }
+
+/// Sanitizer reports (`#N 0xPC  (PATH+0xOFF)`) and glibc's
+/// `backtrace_symbols` (`PATH(+0xOFF)[0xPC]`) get their functions' names
+/// from the store, as each reporter prints a named frame, with the
+/// binaries moved away.
+#[test]
+fn sanitizer_and_glibc_backtraces_are_named_from_the_store() {
+    let dir = scratch("perf_store_crash");
+    let src = data("crash.c");
+    let asan = dir.join("crash-asan");
+    let plain = dir.join("crash-plain");
+    let common = ["-O1", "-g", "-fno-omit-frame-pointer", "-o"];
+    let mut args = common.to_vec();
+    args.extend([
+        asan.to_str().unwrap(),
+        "-fsanitize=address",
+        src.to_str().unwrap(),
+    ]);
+    tool("cc", &args);
+    let mut args = common.to_vec();
+    args.extend([plain.to_str().unwrap(), src.to_str().unwrap()]);
+    tool("cc", &args);
+    let report = Command::new(&asan)
+        .env("ASAN_OPTIONS", "symbolize=0")
+        .output()
+        .unwrap();
+    let report = String::from_utf8(report.stderr).unwrap();
+    let trace = Command::new(&plain).output().unwrap();
+    let trace = String::from_utf8(trace.stderr).unwrap();
+    let store = dir.join("store");
+    let s = store.to_str().unwrap();
+    let (a, p) = (asan.to_str().unwrap(), plain.to_str().unwrap());
+    run_ok("ksym-pack", &["--store", s, "--elf", a, "--elf", p], b"");
+    let funcs: Vec<(u64, u64, String)> = [&asan, &plain]
+        .iter()
+        .flat_map(|e| {
+            let path = e.to_str().unwrap().to_string();
+            functions(e)
+                .into_iter()
+                .map(move |(x, n, f)| (x, n, format!("{path}\t{f}")))
+        })
+        .collect();
+    let ids = dir.join("buildids");
+    std::fs::write(
+        &ids,
+        format!("{} {a}\n{} {p}\n", build_id(&asan), build_id(&plain)),
+    )
+    .unwrap();
+    let gone = dir.join("gone");
+    std::fs::create_dir_all(&gone).unwrap();
+    std::fs::rename(&asan, gone.join("a")).unwrap();
+    std::fs::rename(&plain, gone.join("p")).unwrap();
+    // The function of PATH holding link-time address X, by nm -S.
+    let holder = |path: &str, x: u64| {
+        funcs
+            .iter()
+            .find(|(f, n, k)| k.starts_with(&format!("{path}\t")) && *f <= x && x < f + n)
+            .map(|(f, _, k)| (k.split_once('\t').unwrap().1.to_string(), x - f))
+    };
+    // What each input line must become: named by the rule of its
+    // reporter, or as it was.
+    let expect = |i: &str| -> Option<String> {
+        if let Some(rest) = i.trim().strip_prefix('#') {
+            let (_, frame) = rest.split_once("  (")?;
+            let (path, off) = frame.strip_suffix(')')?.rsplit_once("+0x")?;
+            let (name, _) = holder(path, u64::from_str_radix(off, 16).ok()?)?;
+            return Some(i.replacen("  (", &format!(" in {name} ("), 1));
+        }
+        let (path, r) = i.split_once("(+0x")?;
+        let (off, pc) = r.split_once(')')?;
+        let (name, delta) = holder(path, u64::from_str_radix(off, 16).ok()?)?;
+        Some(format!("{path}({name}+{delta:#x}){pc}"))
+    };
+    let args = ["--store", s, "--build-ids", ids.to_str().unwrap()];
+    for (input, kind) in [(&report, "sanitizer"), (&trace, "glibc")] {
+        let out = String::from_utf8(run_ok("ksym-resolve", &args, input.as_bytes())).unwrap();
+        assert_eq!(out.lines().count(), input.lines().count());
+        let mut named = 0;
+        for (o, i) in out.lines().zip(input.lines()) {
+            match expect(i) {
+                Some(want) => {
+                    assert_eq!(o, want);
+                    named += 1;
+                }
+                None => assert_eq!(o, i, "another binary's frame, or not a frame, stays"),
+            }
+        }
+        assert!(named >= 4, "{kind}: {out}");
+    }
+}

@@ -295,7 +295,10 @@ pub const RESOLVE: Tool = Tool {
         addresses, symbolizes kernel frames, checks every func+0xOFF/0xSIZE, disassembles Code: \
         lines as decodecode does, and passes every other line through unchanged. BLOB is a v1 or \
         v2 blob; with source lines (ksym-pack --lines) bare addresses get `FILE:LINE` and their \
-        inline chain, oops lines are decoded as decode_stacktrace.sh does. With --store, perf         callchain frames of user-space binaries (`ADDR (PATH)`, perf's file offset) are named         by the blob of PATH's build-id (ksym-pack --store --elf).",
+        inline chain, oops lines are decoded as decode_stacktrace.sh does. With --store, perf \
+        callchain frames of user-space binaries (`ADDR (PATH)`, perf's file offset), sanitizer \
+        frames (`(PATH+0xOFF)`) and glibc backtraces (`PATH(+0xOFF)`) are named by the blob of \
+        PATH's build-id (ksym-pack --store --elf).",
     options: &[
         flag(
             "no-size",

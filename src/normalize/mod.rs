@@ -3,8 +3,11 @@
 //! address it has in that binary's blob.
 //!
 //! - [`maps`]: `/proc/PID/maps` and a binary's load bias.
+//! - [`offsets`]: sanitizers' `(PATH+0xOFF)` and glibc's `PATH(+0xOFF)`
+//!   frames;
 //! - [`perf`]: perf's DSO-relative (file offset) frames and its build-id
 //!   records.
 
 pub mod maps;
+pub mod offsets;
 pub mod perf;

@@ -16,6 +16,7 @@ use std::io::{self, BufRead, Write};
 
 use super::{MAX_LINE, OUT_BLOCK, ResolveOptions, Resolver};
 use crate::blob::Kallsyms;
+use crate::normalize::offsets::{OffsetFrame, Reporter, offset_frame};
 use crate::normalize::perf::{
     callchain_address, callchain_path, file_offset_space, mmap2_build_id, nameless_inline,
 };
@@ -364,6 +365,16 @@ impl<'s> StoreRun<'s> {
                         self.flush(out)?;
                         self.learn_build_id(path, id);
                     }
+                    if !self.opts.json
+                        && let Some(f) = offset_frame(l)
+                        && let Some(named) = self.name_offset_frame(l, &f)
+                    {
+                        // Named here, in its place in the output.
+                        self.release_held();
+                        self.flush(out)?;
+                        self.written.extend_from_slice(&named);
+                        return Ok(());
+                    }
                     if let Some(a) = nameless_inline(l) {
                         if a != self.held_addr {
                             self.release_held();
@@ -415,6 +426,42 @@ impl<'s> StoreRun<'s> {
         self.write_out(out)
     }
 
+    /// A sanitizer's or glibc's frame ([`crate::normalize::offsets`]) with
+    /// its function's name put in as that reporter prints a named frame;
+    /// `None` when its binary, blob or function is unknown.
+    fn name_offset_frame(&mut self, line: &[u8], f: &OffsetFrame<'_>) -> Option<Vec<u8>> {
+        if let Some(id) = &f.build_id {
+            self.learn_build_id(f.path, id.clone());
+        }
+        let i = self.binary_of(f.path)?;
+        let hit = self.binaries[i].map.lookup_address(f.address)?;
+        if hit.size.is_some_and(|s| hit.offset >= s) {
+            return None;
+        }
+        let mut out = Vec::with_capacity(line.len() + 64);
+        out.extend_from_slice(&line[..f.at]);
+        match f.reporter {
+            Reporter::Sanitizer => {
+                out.extend_from_slice(b" in ");
+                hit.symbol.name.extend_into(&mut out);
+                out.push(b' ');
+                out.extend_from_slice(line[f.at..].trim_ascii_start());
+            }
+            Reporter::Glibc => {
+                hit.symbol.name.extend_into(&mut out);
+                out.push(b'+');
+                crate::text::hex::push_u64_0x(&mut out, hit.offset);
+                let rest = &line[f.at..];
+                let close = rest.iter().position(|&b| b == b')').unwrap_or(0);
+                out.extend_from_slice(&rest[close..]);
+            }
+        }
+        if !out.ends_with(b"\n") {
+            out.push(b'\n');
+        }
+        Some(out)
+    }
+
     /// perf's inline lines that no frame of a blob with lines followed:
     /// they pass as they came, before the line that follows them.
     fn release_held(&mut self) {
@@ -437,7 +484,10 @@ impl<'s> StoreRun<'s> {
                 notes.push(format!("kernel {}: {n}", k.name));
             }
         }
-        if self.unselected > 0 && !self.forced {
+        // A user-space report (binaries, no kernel) has text around its
+        // frames, not kernel traces waiting for a kernel.
+        let user_only = !self.binaries.is_empty() && self.kernels.is_empty();
+        if self.unselected > 0 && !self.forced && !user_only {
             notes.push(format!(
                 "{} lines came before any kernel was named (an oops `CPU:` line, a perf `# os release :` header) or belong to one the store lacks: passed unchanged",
                 self.unselected
