@@ -341,6 +341,17 @@ fn runtime_addresses_resolve_through_the_process_maps() {
         format!("{:016x} ? [unknown]", addr["puts"]),
         "libc's address, not the PIE's"
     );
+    // Runtime addresses without --maps: the warning points to --maps, not
+    // to a kernel's KASLR.
+    let input: String = (0..16)
+        .map(|k| format!("{:#x}\n", addr["helper"] + k))
+        .collect();
+    let out = run("ksym-resolve", &[blob.to_str().unwrap()], input.as_bytes());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--maps FILE") && !err.contains("KASLR"),
+        "{err}"
+    );
     // perf -F ip,sym frames: the binary's own (perf had no symbols for it)
     // is named; another binary's keeps perf's name.
     let mut args = vec!["--maps", maps.to_str().unwrap(), blob.to_str().unwrap()];

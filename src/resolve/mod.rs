@@ -150,7 +150,8 @@ impl ResolveStats {
     /// What a run should tell its user on stderr, one message each: the
     /// learnt KASLR slide; warnings when every address was zero
     /// (kptr_restrict), when most matched nothing while `slide` was 0 and
-    /// none was learnt (KASLR), and when `func+0xoff` references
+    /// none was learnt (KASLR; for a program's blob, runtime addresses
+    /// without `--maps`), and when `func+0xoff` references
     /// disagreed with `map` (naming its release when it has one).
     pub fn notes(&self, map: &Kallsyms<'_>, slide: u64) -> Vec<String> {
         let st = self;
@@ -170,12 +171,26 @@ impl ResolveStats {
             && slide == 0
             && st.learnt_slide.is_none()
         {
-            notes.push(format!(
-                "warning: {} of {} addresses matched no symbol; if the kernel ran with KASLR, pass --offset SLIDE (runtime _stext minus {:#x}) or --kaslr-from-sym",
-                st.lookups - st.resolved,
-                st.lookups,
-                map.stext().unwrap_or(0)
-            ));
+            // A program's or library's blob (ksym-pack --elf) has no KASLR:
+            // its runtime addresses are the load bias away.
+            let user_binary = match map {
+                Kallsyms::V2(v) => v.load_segments().next().is_some(),
+                Kallsyms::V1(_) => false,
+            };
+            notes.push(if user_binary {
+                format!(
+                    "warning: {} of {} addresses matched no symbol; runtime addresses of a program or library need its process's mappings: --maps FILE (a /proc/PID/maps)",
+                    st.lookups - st.resolved,
+                    st.lookups,
+                )
+            } else {
+                format!(
+                    "warning: {} of {} addresses matched no symbol; if the kernel ran with KASLR, pass --offset SLIDE (runtime _stext minus {:#x}) or --kaslr-from-sym",
+                    st.lookups - st.resolved,
+                    st.lookups,
+                    map.stext().unwrap_or(0)
+                )
+            });
         }
         if st.mismatched > 0 {
             let built = match map.release() {
