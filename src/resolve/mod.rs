@@ -224,6 +224,7 @@ pub struct Resolver<'m, 'a> {
     /// [`Resolver::run`]'s output block and batch, kept between calls: a
     /// store run calls it per stretch of one binary's frames.
     spare: (Vec<u8>, Batch),
+    answers: Answers<'a>,
     /// A v2 blob's stored rows, decoded, with their names' cache entries
     /// (`None` for v1, or stored addresses spanning 4 GiB or more).
     rows: Option<RowTable>,
@@ -276,6 +277,36 @@ struct SpaceCaches<'a> {
     names: NameCache,
     paths: DecodedCache,
     functions: DecodedCache,
+}
+
+/// [`Resolver::flush_batch`]'s per-lookup answers, kept between batches
+/// and reset for the batch's lookups only: a store run flushes a batch per
+/// stretch of one binary's frames, often a line or two, and zeroing
+/// arrays sized for the largest batch (~16 KiB) cost more than its lookups.
+#[derive(Debug, Default)]
+struct Answers<'a> {
+    ranks: Vec<usize>,
+    hits: Vec<Option<AddressHit<'a>>>,
+    row_hits: Vec<Option<RowHit>>,
+    rows: Vec<Option<SourceRow>>,
+    blocks: Vec<usize>,
+    shown: Vec<Option<print::Hit<'a>>>,
+}
+
+impl Answers<'_> {
+    /// Every answer empty, for `n` lookups.
+    fn reset(&mut self, n: usize) {
+        fn fill<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
+            v.clear();
+            v.resize(n, x);
+        }
+        fill(&mut self.ranks, n, 0);
+        fill(&mut self.hits, n, None);
+        fill(&mut self.row_hits, n, None);
+        fill(&mut self.rows, n, None);
+        fill(&mut self.blocks, n, usize::MAX);
+        fill(&mut self.shown, n, None);
+    }
 }
 
 /// Lines waiting for their lookups.
@@ -332,6 +363,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             stats: ResolveStats::default(),
             scratch: Vec::with_capacity(256),
             spare: (Vec::new(), Batch::default()),
+            answers: Answers::default(),
             // Only a v2 blob without `rows` looks its names up by rank.
             names: match (map, &rows) {
                 (Kallsyms::V2(v), None) => NameCache::with_slots(v.stored()),
@@ -544,7 +576,16 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 .is_none_or(|r| r.iter().any(|x| x.contains(a)))
         };
         let kernel_addr = |l: &Lookup| l.addr.filter(|a| l.module_addr.is_none() && mine(a));
-        let mut ranks = [0usize; LOOKUPS];
+        let mut answers = std::mem::take(&mut self.answers);
+        answers.reset(n);
+        let Answers {
+            ranks,
+            hits,
+            row_hits,
+            rows,
+            blocks,
+            shown,
+        } = &mut answers;
         for (r, l) in ranks.iter_mut().zip(&batch.lookups) {
             if let Some(addr) = kernel_addr(l) {
                 let a = addr.wrapping_sub(slide);
@@ -564,8 +605,6 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
         // v1 blobs and module references: full answers; v2: where each
         // lands, the rest read when printed (most of it cached per row).
-        let mut hits: [Option<AddressHit<'a>>; LOOKUPS] = [None; LOOKUPS];
-        let mut row_hits: [Option<RowHit>; LOOKUPS] = [None; LOOKUPS];
         for (i, l) in batch.lookups.iter().enumerate() {
             let Some(addr) = kernel_addr(l) else {
                 continue;
@@ -597,11 +636,9 @@ impl<'m, 'a> Resolver<'m, 'a> {
             }
         }
         std::hint::black_box(touch);
-        let mut rows: [Option<SourceRow>; LOOKUPS] = [None; LOOKUPS];
         if let Some(lines) = &self.lines {
             // The same phases for the line table: find each block, touch
             // its rows, then decode.
-            let mut blocks = [usize::MAX; LOOKUPS];
             for ((b, r), l) in blocks.iter_mut().zip(rows.iter_mut()).zip(&batch.lookups) {
                 if let Some(addr) = kernel_addr(l).filter(|_| l.lines) {
                     let a = addr.wrapping_sub(slide);
@@ -621,7 +658,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 t ^= lines.touch_block(b);
             }
             std::hint::black_box(t);
-            for ((r, &b), l) in rows.iter_mut().zip(&blocks).zip(&batch.lookups) {
+            for ((r, &b), l) in rows.iter_mut().zip(blocks.iter()).zip(&batch.lookups) {
                 if let (Some(addr), true) = (l.addr, b != usize::MAX) {
                     let a = addr.wrapping_sub(slide);
                     *r = lines.find_in_block(b, a);
@@ -640,8 +677,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             hits[i] = hit;
             rows[i] = ms.lines().filter(|_| l.lines).and_then(|t| t.find(ma));
         }
-        let mut shown: [Option<print::Hit<'a>>; LOOKUPS] = [None; LOOKUPS];
-        for (i, s) in shown[..n].iter_mut().enumerate() {
+        for (i, s) in shown.iter_mut().enumerate() {
             *s = match (row_hits[i], self.map) {
                 (Some(h), Kallsyms::V2(v)) => Some(print::Hit {
                     symbol_type: v.row_symbol_type(h.row),
@@ -678,6 +714,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
         }
         batch.plans = plans;
         batch.clear();
+        self.answers = answers;
     }
 }
 

@@ -10,7 +10,7 @@ use crate::resolve::recognise::bytes::{find, is_blank};
 use crate::resolve::*;
 
 /// What the output forms print of a lookup's answer.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 pub(in crate::resolve) struct Hit<'a> {
     pub(super) symbol_type: u8,
     /// Bytes from the symbol's address.
@@ -29,7 +29,7 @@ pub(in crate::resolve) struct Looked<'x, 'a> {
 }
 
 /// Where a [`Hit`]'s name comes from.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 pub(in crate::resolve) enum HitName<'a> {
     /// A stored row of the kernel's v2 blob, named through the resolver's
     /// [`RowTable`] (decoded once per row).
