@@ -56,6 +56,9 @@ pub struct PackJob {
     /// sizes (`crate::elf::functions`), not INPUT's lines; more than one
     /// needs `--store` (a blob each, packed in parallel).
     pub elf: Vec<PathBuf>,
+    /// `--elf-tree DIR`s (with `--store`): every ELF file under each, one
+    /// per build-id (`crate::elf::tree`), added to `elf`.
+    pub elf_trees: Vec<PathBuf>,
     /// `--debug-dir DIR`s, searched for separate debug files before
     /// `/usr/lib/debug` (`crate::elf::debugfile`).
     pub debug_dirs: Vec<PathBuf>,
@@ -111,10 +114,11 @@ impl PackJob {
     /// The format written: `--format`, else v2 for `--elf` (sizes need
     /// it), else v1.
     pub fn effective_format(&self) -> Format {
-        self.format.unwrap_or(match self.elf.is_empty() {
-            false => Format::V2,
-            true => Format::V1,
-        })
+        self.format
+            .unwrap_or(match self.elf.is_empty() && self.elf_trees.is_empty() {
+                false => Format::V2,
+                true => Format::V1,
+            })
     }
 
     /// Refuses options that contradict each other (exit 2): what v1 has
@@ -130,13 +134,17 @@ impl PackJob {
             .as_ref()
             .is_some_and(|l| l.0.as_os_str().is_empty())
             && self.elf.is_empty()
+            && self.elf_trees.is_empty()
         {
-            return usage("--lines needs ELF (it may be left out only with --elf)");
+            return usage("--lines needs ELF (it may be left out only with --elf or --elf-tree)");
+        }
+        if !self.elf_trees.is_empty() && self.store.is_none() {
+            return usage("--elf-tree needs --store DIR (a blob per binary, by build-id)");
         }
         if self.elf.len() > 1 && self.store.is_none() {
             return usage("several --elf binaries need --store DIR (a blob each, by build-id)");
         }
-        if !self.elf.is_empty() {
+        if !self.elf.is_empty() || !self.elf_trees.is_empty() {
             if v1 {
                 return usage("--elf needs --format v2 (v1 has no place for symbol sizes)");
             }
@@ -184,7 +192,24 @@ impl PackJob {
     /// Errors: a bad input line (with its number), a symbol the format
     /// refuses, unreadable DWARF, a blob that does not fit `--patch-elf`'s
     /// section, or an output that cannot be written; nothing is written then.
-    pub fn run(self) -> Result<(), CliError> {
+    pub fn run(mut self) -> Result<(), CliError> {
+        if !self.elf_trees.is_empty() {
+            for t in std::mem::take(&mut self.elf_trees) {
+                let (found, without_id) = crate::elf::tree::elf_files(&t)
+                    .map_err(|e| CliError::input("--elf-tree", e))?;
+                if without_id > 0 {
+                    eprintln!(
+                        "ksym-pack: {}: {without_id} ELF files without a build-id left out",
+                        t.display()
+                    );
+                }
+                self.elf.extend(found);
+            }
+            if self.elf.is_empty() {
+                return Err(CliError::input("--elf-tree", "no ELF file with a build-id"));
+            }
+            return self.run_each_binary();
+        }
         if self.elf.len() > 1
             || self
                 .lines
@@ -208,6 +233,7 @@ impl PackJob {
             debuginfod,
             asm,
             elf,
+            elf_trees: _,
             debug_dirs,
         } = self;
         if output.is_none() && patch.is_none() && store.is_none() && stdout_is_terminal() {

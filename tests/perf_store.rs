@@ -496,3 +496,67 @@ fn sanitizer_and_glibc_backtraces_are_named_from_the_store() {
         assert!(named >= 4, "{kind}: {out}");
     }
 }
+
+/// `--elf-tree`: every ELF file under a directory, one blob per
+/// build-id; a binary and its separate debug file count once, links are
+/// not followed, files that are not ELF and ELF files without a build-id
+/// are left out (the latter with a note).
+#[test]
+fn an_elf_tree_packs_one_blob_per_build_id() {
+    let dir = scratch("perf_store_tree");
+    let tree = dir.join("tree");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    let (prog, lib) = build_workload(&tree.join("sub"));
+    let debug = tree.join("sub/perfwork.debug");
+    tool(
+        "objcopy",
+        &[
+            "--only-keep-debug",
+            prog.to_str().unwrap(),
+            debug.to_str().unwrap(),
+        ],
+    );
+    std::os::unix::fs::symlink(&lib, tree.join("link.so")).unwrap();
+    std::fs::write(tree.join("notes.txt"), "not ELF\n").unwrap();
+    let noid = tree.join("noid");
+    let src = tree.join("noid.c");
+    std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
+    tool(
+        "cc",
+        &[
+            "-Wl,--build-id=none",
+            "-o",
+            noid.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ],
+    );
+    let store = dir.join("store");
+    let out = run(
+        "ksym-pack",
+        &[
+            "--store",
+            store.to_str().unwrap(),
+            "--lines",
+            "--elf-tree",
+            tree.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("1 ELF files without a build-id left out"),
+        "{err}"
+    );
+    let mut blobs: Vec<String> = std::fs::read_dir(store.join("buildid"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    blobs.sort();
+    let mut want = vec![build_id(&prog), build_id(&lib)];
+    want.sort();
+    assert_eq!(blobs, want);
+    // Without --store there is nowhere to put them.
+    let out = run("ksym-pack", &["--elf-tree", tree.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(2));
+}

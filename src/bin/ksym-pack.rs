@@ -30,6 +30,7 @@ fn parse_args() -> Result<Mode, CliError> {
     let (mut store, mut debuginfod) = (None::<PathBuf>, None);
     let mut asm = false;
     let (mut elf, mut debug_dirs) = (Vec::<PathBuf>::new(), Vec::new());
+    let mut trees = Vec::new();
     let mut p = lexopt::Parser::from_args(lines_without_elf(std::env::args_os().skip(1)));
     while let Some(arg) = p.next()? {
         match arg {
@@ -56,6 +57,7 @@ fn parse_args() -> Result<Mode, CliError> {
                 })?;
             }
             Long("elf") => elf.push(p.value()?.into()),
+            Long("elf-tree") => trees.push(PathBuf::from(p.value()?)),
             Long("debug-dir") => debug_dirs.push(p.value()?.into()),
             Long("lines") => lines = Some(p.value()?.into()),
             Long("columns") => columns = true,
@@ -80,6 +82,7 @@ fn parse_args() -> Result<Mode, CliError> {
         }
     }
     let needs = |what: &str| Err(CliError::Usage(what.to_string()));
+
     if skip_bad && modules.is_none() {
         return needs("--skip-bad-modules needs --modules DIR");
     }
@@ -103,6 +106,7 @@ fn parse_args() -> Result<Mode, CliError> {
         format,
         v2,
         elf,
+        elf_trees: trees,
         debug_dirs,
     };
     job.check_options()?;

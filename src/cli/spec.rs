@@ -209,6 +209,12 @@ pub const PACK: Tool = Tool {
             "v2: BINARY's functions and sizes (.symtab, debug file's, .dynsym); repeat with --store",
         ),
         with(
+            "elf-tree",
+            "DIR",
+            Value::Dir,
+            "with --store: every ELF file under DIR, one per build-id (a /usr/lib/debug)",
+        ),
+        with(
             "debug-dir",
             "DIR",
             Value::Dir,

@@ -14,6 +14,7 @@
 //! - [`kmod`]: kernel modules: sections laid out, DWARF relocated, their
 //!   symbols and lines for the module space;
 //! - [`plt`]: names for x86-64 PLT stubs (`NAME@plt`);
+//! - [`tree`]: the ELF files under a directory, one per build-id;
 //! - [`patch`]: a blob written into an ELF image's reserved section.
 
 #[cfg(feature = "cpp-demangle")]
@@ -26,3 +27,4 @@ pub mod kmod;
 pub mod patch;
 pub mod plt;
 pub mod symbols;
+pub mod tree;
