@@ -381,11 +381,6 @@ fn runtime_addresses_resolve_through_the_process_maps() {
     // text stays where the blob has no answer (perf's `[unknown]` in the
     // padding after `exported`), another DSO's stays.
     let path = std::fs::canonicalize(&prog).unwrap();
-    let size = nm_functions(&prog)
-        .iter()
-        .find(|f| f.2 == "exported")
-        .unwrap()
-        .1;
     let chain = format!(
         "\t    {:x} [unknown] ({p})\n\t    {:x} [unknown] ({p})\n\t    {:x} _IO_puts+0x0 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n",
         addr["exported"] + 1,

@@ -222,13 +222,7 @@ fn llvm_symtab<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> SymbolT
         })
         .filter(|s| matches!(s.section(), SymbolSection::Section(_)))
         .filter_map(|s| {
-            let name = s.name_bytes().ok()?;
-            let mut d = Vec::new();
-            let name = if super::functions::demangle_into(name, &mut d) {
-                d
-            } else {
-                name.to_vec()
-            };
+            let name = super::functions::demangled(s.name_bytes().ok()?);
             Some((s.address(), s.size(), name))
         })
         .collect();

@@ -94,13 +94,17 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
     let obj = object::File::parse(&cache)
         .map_err(|e| format!("{}: not an ELF file: {e}", file.display()))?;
     // The load segments and PLT stubs are the binary's own (a debug
-    // file's PLT is SHT_NOBITS).
-    let binary = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let binary = object::ReadCache::new(binary);
-    let bin = object::File::parse(&binary)
-        .map_err(|e| format!("{}: not an ELF file: {e}", path.display()))?;
-    let segments = segments_of(&bin);
-    let (list, table) = functions_of(&obj, from_debug, path, &file, super::plt::plt_stubs(&bin))?;
+    // file's PLT is SHT_NOBITS): read from it when the symbols were not.
+    let (segments, plt) = if from_debug {
+        let binary = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let binary = object::ReadCache::new(binary);
+        let bin = object::File::parse(&binary)
+            .map_err(|e| format!("{}: not an ELF file: {e}", path.display()))?;
+        (segments_of(&bin), super::plt::plt_stubs(&bin))
+    } else {
+        (segments_of(&obj), super::plt::plt_stubs(&obj))
+    };
+    let (list, table) = functions_of(&obj, from_debug, path, &file, plt)?;
     Ok(Functions {
         list,
         table,
@@ -198,19 +202,8 @@ pub fn functions_from_bytes(data: &[u8], name: &Path) -> Result<Functions, Strin
     })
 }
 
-/// The `PT_LOAD` program headers of the ELF file at `path` (ELF spec,
+/// The `PT_LOAD` program headers of a parsed ELF file (ELF spec,
 /// "Program Header"), in file order.
-///
-/// Errors: the file cannot be read or is not ELF.
-pub fn load_segments(path: &Path) -> Result<Vec<LoadSegment>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let cache = object::ReadCache::new(file);
-    let obj = object::File::parse(&cache)
-        .map_err(|e| format!("{}: not an ELF file: {e}", path.display()))?;
-    Ok(segments_of(&obj))
-}
-
-/// The `PT_LOAD` entries of a parsed ELF file, in file order.
 fn segments_of<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> Vec<LoadSegment> {
     use object::ObjectSegment;
     // object's ELF segments are the PT_LOAD entries, in file order.
@@ -307,7 +300,7 @@ fn collect<'d, 'f, R: object::ReadRef<'d>>(
 /// `raw` demangled: a Rust name as `ksym-filter` does it, else an Itanium
 /// C++ name (`_Z…`, feature `cpp-demangle`: [`super::cxx`]) as perf and
 /// c++filt print it, parameters included; else `raw`.
-fn demangled(raw: &[u8]) -> Vec<u8> {
+pub(crate) fn demangled(raw: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     if demangle_into(raw, &mut out) {
         out

@@ -160,8 +160,9 @@ pub fn locate_binary(
     })
 }
 
-/// The GNU build-id of the ELF file at `path` on this machine, if any.
-fn file_build_id(path: &[u8]) -> Option<Vec<u8>> {
+/// The GNU build-id of the ELF file at `path` (as a maps file or perf
+/// prints it) on this machine, if any.
+pub fn file_build_id(path: &[u8]) -> Option<Vec<u8>> {
     let path = std::path::Path::new(std::str::from_utf8(path).ok()?);
     crate::elf::debugfile::build_id_of(path)
 }

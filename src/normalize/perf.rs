@@ -52,9 +52,8 @@ pub fn file_offset_space(segments: &[LoadSegment], path: &[u8]) -> Option<Mapped
 /// (`/…`), not `[kernel.kallsyms]`, `[unknown]` or `[vdso]`.
 pub fn callchain_path(line: &[u8]) -> Option<&[u8]> {
     let body = line.trim_ascii_end();
-    let rest = body.strip_prefix(b"\t")?.trim_ascii_start();
-    let digits = rest.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-    if digits == 0 || rest.get(digits) != Some(&b' ') {
+    let (_, after) = callchain_frame(body)?;
+    if !after.starts_with(b" ") {
         return None;
     }
     let inner = body.strip_suffix(b")")?;
@@ -63,25 +62,32 @@ pub fn callchain_path(line: &[u8]) -> Option<&[u8]> {
     path.starts_with(b"/").then_some(path)
 }
 
-/// The address of a callchain frame line (`\t<blanks>HEX …`).
-pub fn callchain_address(line: &[u8]) -> Option<u64> {
+/// A callchain frame line's address (`\t<blanks>HEX`, at most 16 hex
+/// digits) and what follows it.
+fn callchain_frame(line: &[u8]) -> Option<(u64, &[u8])> {
     let rest = line.strip_prefix(b"\t")?.trim_ascii_start();
     let digits = rest.iter().take_while(|b| b.is_ascii_hexdigit()).count();
     if digits == 0 || digits > 16 {
         return None;
     }
-    crate::text::hex::parse_u64(&rest[..digits])
+    Some((
+        crate::text::hex::parse_u64(&rest[..digits])?,
+        &rest[digits..],
+    ))
+}
+
+/// The address of a callchain frame line (`\t<blanks>HEX …`).
+pub fn callchain_address(line: &[u8]) -> Option<u64> {
+    callchain_frame(line).map(|(a, _)| a)
 }
 
 /// The address of one of perf's nameless inline frames, `\tHEX (inlined)`:
 /// `perf script -F ip,dso` of a `--call-graph dwarf` capture prints one
 /// per function inlined at the frame that follows it at the same address.
 pub fn nameless_inline(line: &[u8]) -> Option<u64> {
-    let body = line.trim_ascii_end();
-    let head = body.strip_suffix(b" (inlined)")?;
-    let addr = callchain_address(head)?;
-    let rest = head.strip_prefix(b"\t")?.trim_ascii();
-    rest.iter().all(u8::is_ascii_hexdigit).then_some(addr)
+    let (addr, after) = callchain_frame(line.trim_ascii_end())?;
+    let gap = after.strip_suffix(b"(inlined)")?;
+    (!gap.is_empty() && gap.iter().all(u8::is_ascii_whitespace)).then_some(addr)
 }
 
 /// The path and build-id of a `PERF_RECORD_MMAP2` line that carries one

@@ -173,24 +173,19 @@ impl ResolveStats {
         {
             // A program's or library's blob (ksym-pack --elf) has no KASLR:
             // its runtime addresses are the load bias away.
-            let user_binary = match map {
-                Kallsyms::V2(v) => v.load_segments().next().is_some(),
-                Kallsyms::V1(_) => false,
-            };
-            notes.push(if user_binary {
-                format!(
-                    "warning: {} of {} addresses matched no symbol; runtime addresses of a program or library need its process's mappings: --maps FILE (a /proc/PID/maps)",
-                    st.lookups - st.resolved,
-                    st.lookups,
-                )
+            let hint = if describes_program(map) {
+                "runtime addresses of a program or library need its process's mappings: --maps FILE (a /proc/PID/maps)".to_string()
             } else {
                 format!(
-                    "warning: {} of {} addresses matched no symbol; if the kernel ran with KASLR, pass --offset SLIDE (runtime _stext minus {:#x}) or --kaslr-from-sym",
-                    st.lookups - st.resolved,
-                    st.lookups,
+                    "if the kernel ran with KASLR, pass --offset SLIDE (runtime _stext minus {:#x}) or --kaslr-from-sym",
                     map.stext().unwrap_or(0)
                 )
-            });
+            };
+            notes.push(format!(
+                "warning: {} of {} addresses matched no symbol; {hint}",
+                st.lookups - st.resolved,
+                st.lookups,
+            ));
         }
         if st.mismatched > 0 {
             let built = match map.release() {
@@ -203,6 +198,15 @@ impl ResolveStats {
             ));
         }
         notes
+    }
+}
+
+/// Whether `map` describes a program or library rather than a kernel: it
+/// holds its binary's load segments (FORMAT.md §10.8, `ksym-pack --elf`).
+fn describes_program(map: &Kallsyms<'_>) -> bool {
+    match map {
+        Kallsyms::V2(v) => v.load_segments().next().is_some(),
+        Kallsyms::V1(_) => false,
     }
 }
 
@@ -339,10 +343,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
     /// A resolver over `map`.
     pub fn new(map: &'m Kallsyms<'a>, opts: ResolveOptions) -> Self {
         let first_address = map.symbols().next().map(|s| s.address);
-        let user_binary = match map {
-            Kallsyms::V2(v) => v.load_segments().next().is_some(),
-            _ => false,
-        };
+        let user_binary = describes_program(map);
         let lines = map.lines().copied();
         let modules = map.module_space();
         let rows = match map {

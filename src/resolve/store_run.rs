@@ -164,36 +164,13 @@ impl<'s> StoreRun<'s> {
             Some(r) => format!("{} ({})", String::from_utf8_lossy(r), hex(id)),
             None => hex(id),
         };
-        let kernel = match self.store.blob(id) {
-            Ok(Some(blob)) => {
-                let blob: &'static crate::blobfile::AlignedBlob = Box::leak(Box::new(blob));
-                match Kallsyms::from_blob(blob.as_bytes(), None, None) {
-                    Ok(map) => {
-                        let map: &'static Kallsyms<'static> = Box::leak(Box::new(map));
-                        Some(Kernel {
-                            map,
-                            resolver: Resolver::new(map, self.opts.clone()),
-                            name,
-                        })
-                    }
-                    Err(e) => {
-                        self.fail(format!("kernel {name}: {e}"));
-                        None
-                    }
-                }
-            }
-            Ok(None) => {
-                self.notes.push(format!(
-                    "kernel {name}: no blob in the store {}; its traces pass unchanged",
-                    self.store.describe()
-                ));
-                None
-            }
-            Err(e) => {
-                self.fail(format!("kernel {name}: {e}"));
-                None
-            }
-        };
+        let kernel = self
+            .fetch(id, &format!("kernel {name}"), "traces")
+            .map(|map| Kernel {
+                map,
+                resolver: Resolver::new(map, self.opts.clone()),
+                name,
+            });
         let ok = kernel.is_some();
         self.kernels.insert(id.to_vec(), kernel);
         ok
@@ -225,11 +202,8 @@ impl<'s> StoreRun<'s> {
         if let Some(b) = self.path_bin.get(path) {
             return *b;
         }
-        let id = self.path_ids.get(path).cloned().or_else(|| {
-            std::str::from_utf8(path)
-                .ok()
-                .and_then(|p| crate::elf::debugfile::build_id_of(std::path::Path::new(p)))
-        });
+        let id = (self.path_ids.get(path).cloned())
+            .or_else(|| crate::normalize::maps::file_build_id(path));
         let b = match id {
             Some(id) => {
                 let key = (path.to_vec(), id);
@@ -257,13 +231,15 @@ impl<'s> StoreRun<'s> {
         b
     }
 
-    fn load_binary(&mut self, path: &[u8], id: &[u8]) -> Option<Kernel> {
-        let name = format!("{} ({})", String::from_utf8_lossy(path), hex(id));
+    /// The blob of `id` from the store, opened for the rest of the run;
+    /// `None`, with a note naming `name` (a failure is an error), when the
+    /// store lacks it or it cannot be opened: its `what` pass unchanged.
+    fn fetch(&mut self, id: &[u8], name: &str, what: &str) -> Option<&'static Kallsyms<'static>> {
         let blob = match self.store.blob(id) {
             Ok(Some(blob)) => blob,
             Ok(None) => {
                 self.notes.push(format!(
-                    "{name}: no blob in the store {}; its frames pass unchanged",
+                    "{name}: no blob in the store {}; its {what} pass unchanged",
                     self.store.describe()
                 ));
                 return None;
@@ -274,14 +250,19 @@ impl<'s> StoreRun<'s> {
             }
         };
         let blob: &'static crate::blobfile::AlignedBlob = Box::leak(Box::new(blob));
-        let map = match Kallsyms::from_blob(blob.as_bytes(), None, None) {
-            Ok(map) => map,
+        match Kallsyms::from_blob(blob.as_bytes(), None, None) {
+            Ok(map) => Some(Box::leak(Box::new(map))),
             Err(e) => {
                 self.fail(format!("{name}: {e}"));
-                return None;
+                None
             }
-        };
-        let segments: Vec<_> = match &map {
+        }
+    }
+
+    fn load_binary(&mut self, path: &[u8], id: &[u8]) -> Option<Kernel> {
+        let name = format!("{} ({})", String::from_utf8_lossy(path), hex(id));
+        let map = self.fetch(id, &name, "frames")?;
+        let segments: Vec<_> = match map {
             Kallsyms::V2(v) => v.load_segments().collect(),
             Kallsyms::V1(_) => Vec::new(),
         };
@@ -291,7 +272,6 @@ impl<'s> StoreRun<'s> {
             ));
             return None;
         };
-        let map: &'static Kallsyms<'static> = Box::leak(Box::new(map));
         let opts = ResolveOptions {
             slide: space.bias,
             kaslr_from_sym: false,
