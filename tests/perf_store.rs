@@ -408,8 +408,12 @@ fn check_capture(name: &str, call_graph: &[&str], inline: bool) {
         let (Some(on), Some(rn)) = (on, rn) else {
             panic!("{i} → {o}; perf: {r}")
         };
-        // perf keeps symbol versions (`cfree@GLIBC_2.2.5`); ksym drops them.
-        let rn = rn.split('@').next().unwrap().to_string();
+        // perf keeps symbol versions (`cfree@GLIBC_2.2.5`); ksym drops
+        // them. Both name PLT stubs `malloc@plt`.
+        let rn = match rn.strip_suffix("@plt") {
+            Some(_) => rn,
+            None => rn.split('@').next().unwrap().to_string(),
+        };
         if rn == "[unknown]" {
             continue;
         }
