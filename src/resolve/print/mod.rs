@@ -63,6 +63,10 @@ pub(in crate::resolve) fn push_path(out: &mut Vec<u8>, lines: &LineTable<'_>, fr
 
 /// Appends `path` less `prefix` and the `/` after it.
 fn push_stripped(out: &mut Vec<u8>, path: &[u8], prefix: &[u8]) {
+    // Most runs strip nothing: no compare call per frame then.
+    if prefix.is_empty() {
+        return out.extend_from_slice(path);
+    }
     let p = prefix.strip_suffix(b"/").unwrap_or(prefix);
     match path.strip_prefix(p).and_then(|r| r.strip_prefix(b"/")) {
         Some(rest) if !p.is_empty() => out.extend_from_slice(rest),
@@ -78,8 +82,10 @@ pub(in crate::resolve) enum Prefix {
     Oops,
 }
 
+/// Appends `v` in decimal (line numbers, a few per frame: itoa, not the
+/// formatting machinery).
 pub(in crate::resolve) fn push_u32(out: &mut Vec<u8>, v: u32) {
-    let _ = write!(out, "{v}");
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 impl<'a> Resolver<'_, 'a> {
@@ -193,10 +199,12 @@ impl<'a> Resolver<'_, 'a> {
     /// names it from the symbol table), `??` when unknown.
     pub(in crate::resolve) fn push_function(&mut self, out: &mut Vec<u8>, f: &SourceFrame) {
         let Some(lines) = self.lines else { return };
-        let name = match lines.string(f.function) {
-            Some(s) => self.functions.get(f.function, |a| s.extend_into(a)),
-            None => &[],
-        };
+        // The cache first: finding the coded string costs two bit reads.
+        let name = self.functions.get(f.function, |a| {
+            if let Some(s) = lines.string(f.function) {
+                s.extend_into(a)
+            }
+        });
         if name.is_empty() {
             out.extend_from_slice(b"??");
         } else {

@@ -5,8 +5,6 @@
 //! make it panic or read out of bounds (only answer wrongly; `verify` finds
 //! that). Layout: docs/FORMAT.md part II. Builds without std.
 
-use core::cmp::Ordering;
-
 use crate::blob::v2::layout::*;
 use crate::blob::v2::names::bucket_of;
 // The reader hands these out; they were defined here before `names` existed.
@@ -434,14 +432,11 @@ impl<'a> KallsymsV2<'a> {
 
     fn symbol_type_of(&self, j: usize) -> u8 {
         let exc = self.sec(SectionId::TypeExceptions);
-        let (mut lo, mut hi) = (0usize, exc.len() / 8);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            match (u32_at(exc, 8 * mid) as usize).cmp(&j) {
-                Ordering::Less => lo = mid + 1,
-                Ordering::Greater => hi = mid,
-                Ordering::Equal => return u32_at(exc, 8 * mid + 4) as u8,
-            }
+        // Branchless: a stream's rows are random, the compares unpredictable.
+        let n = exc.len() / 8;
+        let k = partition_point(n, |m| (u32_at(exc, 8 * m) as usize) < j);
+        if k < n && u32_at(exc, 8 * k) as usize == j {
+            return u32_at(exc, 8 * k + 4) as u8;
         }
         if get_bit(self.sec(SectionId::Types), j) {
             b'T'

@@ -408,11 +408,35 @@ impl<'a> LineTable<'a> {
         (lo + partition_point(hi - lo, |k| self.block_start(lo + k) <= addr)).checked_sub(1)
     }
 
-    /// Reads the first byte of block `b`'s rows (to bring it into cache).
+    /// Reads a byte of each 64-byte line of block `b`'s rows, at most four
+    /// (to bring them into cache: a block's 32 rows span two or three).
     #[cfg_attr(feature = "std", inline)]
     pub fn touch_block(&self, b: usize) -> u8 {
         let at = u32_at(self.blocks, 8 * b + 4) as usize;
-        self.rows.get(at).copied().unwrap_or(0)
+        let end = if b + 1 < self.blocks() {
+            u32_at(self.blocks, 8 * b + 12) as usize
+        } else {
+            self.rows.len()
+        };
+        let mut t = 0;
+        let mut p = at;
+        while p < end.min(at.saturating_add(256)) {
+            t ^= self.rows.get(p).copied().unwrap_or(0);
+            p += 64;
+        }
+        t
+    }
+
+    /// Reads the first byte of `row`'s innermost inline-tree node (to bring
+    /// it into cache before [`LineTable::frames`] walks it).
+    #[cfg_attr(feature = "std", inline)]
+    pub fn touch_node(&self, row: &SourceRow) -> u8 {
+        let at = u64::from(row.node) * self.node_w / 8;
+        usize::try_from(at)
+            .ok()
+            .and_then(|at| self.nodes.get(at))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// `addr`'s row, decoded from block `b` ([`LineTable::block_of`]).
