@@ -144,14 +144,20 @@ done
 # with their real sizes. Beside
 # ksym-resolve, KSYM_BASELINE_RESOLVE=path/to/an/older/ksym-resolve races
 # that binary on the same stream (before/after ratios).
+# The worst case beside it: the same log naming every function of the
+# sample (a name search each, until ksym-resolve indexes the blob's names),
+# and that log without its `Code:` lines (the name searches alone).
 if [ -z "${LINES_ONLY:-}" ] && [ -f "$W/kallsyms-6.18-x86_64.txt.filt" ]; then
-    python3 - "$W/kallsyms-6.18-x86_64.txt.filt" "$W/dmesg.mixed" <<'PY'
+  for log in mixed worst worst.nocode; do
+    [ "$log" = worst.nocode ] && grep -v 'Code: ' "$W/dmesg.worst" > "$W/dmesg.worst.nocode"
+    [ "$log" = worst.nocode ] || python3 - "$W/kallsyms-6.18-x86_64.txt.filt" "$W/dmesg.$log" "$log" <<'PY'
 import random, sys
 rows = [l.split(" ", 2) for l in open(sys.argv[1])]
 rows = [(int(a, 16), n.strip()) for a, t, n in rows if t in "tT"]
 funcs = [(n, rows[i + 1][0] - a) for i, (a, n) in enumerate(rows[:-1]) if 0 < rows[i + 1][0] - a < 1 << 16]
 rng = random.Random(1)
-funcs = rng.sample(funcs, 2000)
+if sys.argv[3] == "mixed":
+    funcs = rng.sample(funcs, 2000)
 prefixes = ["[%5d.%06d] ", "[%5d.%06d][    C%d] ", "Nov 24 10:00:01 host kernel: [%5d.%06d] "]
 code = "Code: " + " ".join("%02x" % rng.randrange(256) for _ in range(42)) + " <0f> 0b " + " ".join("%02x" % rng.randrange(256) for _ in range(20))
 def ref():
@@ -179,18 +185,22 @@ while len(out) < 1_000_000:
         out.append(pre + "usb 1-1: new high-speed USB device number %d using xhci_hcd" % t)
 open(sys.argv[2], "w").write("\n".join(out[:1_000_000]) + "\n")
 PY
-    echo "== mixed kernel log ($(wc -l < "$W/dmesg.mixed") lines)" >&2
+    echo "== $log kernel log ($(wc -l < "$W/dmesg.$log") lines)" >&2
+    k="$W/kallsyms-6.18-x86_64.txt"
     if [ -n "${KSYM_BASELINE_RESOLVE:-}" ]; then
-        race "$W/dmesg.mixed" \
-            "ksym-resolve (mixed log)" "$B/ksym-resolve $W/kallsyms-6.18-x86_64.txt.bin" \
-            "baseline ksym-resolve (mixed log)" "$KSYM_BASELINE_RESOLVE $W/kallsyms-6.18-x86_64.txt.bin"
+        race "$W/dmesg.$log" \
+            "ksym-resolve ($log log)" "$B/ksym-resolve $k.bin" \
+            "ksym-resolve on v2 ($log log)" "$B/ksym-resolve $k.v2.bin" \
+            "baseline ksym-resolve ($log log)" "$KSYM_BASELINE_RESOLVE $k.bin"
         python3 -c "
-k, b = max(${WALLS[0]}, 1e-3), max(${WALLS[1]}, 1e-3)
-print('  mixed log: ksym %.2f M lines/s | baseline %.2f M lines/s | rate ksym/baseline %.2fx' % (1/k, 1/b, b/k))" >&2
+k, v, b = max(${WALLS[0]}, 1e-3), max(${WALLS[1]}, 1e-3), max(${WALLS[2]}, 1e-3)
+print('  $log log: ksym %.2f M lines/s (v2 %.2f) | baseline %.2f M lines/s | rate ksym/baseline %.2fx (v2 %.2fx)' % (1/k, 1/v, 1/b, b/k, b/v))" >&2
     else
-        race "$W/dmesg.mixed" "ksym-resolve (mixed log)" "$B/ksym-resolve $W/kallsyms-6.18-x86_64.txt.bin"
-        python3 -c "print('  mixed log: ksym %.2f M lines/s' % (1/max(${WALLS[0]}, 1e-3)))" >&2
+        race "$W/dmesg.$log" "ksym-resolve ($log log)" "$B/ksym-resolve $k.bin" \
+            "ksym-resolve on v2 ($log log)" "$B/ksym-resolve $k.v2.bin"
+        python3 -c "print('  $log log: ksym %.2f M lines/s (v2 %.2f)' % (1/max(${WALLS[0]}, 1e-3), 1/max(${WALLS[1]}, 1e-3)))" >&2
     fi
+  done
 fi
 
 # Scaling: generated symbol lists (names reuse the kallsyms vocabulary).

@@ -8,6 +8,8 @@ use super::prefix::prefix_len;
 use crate::resolve::batch::plan::{Fault, Lookup, Plan};
 use crate::resolve::code::Arch;
 use crate::resolve::*;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, DefaultHasher, Hasher};
 
 /// What a `func+0xOFF/0xSIZE` reference is to the blob (JSON `"status"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,37 +267,168 @@ impl Resolver<'_, '_> {
 
 /// Kernel functions already named by a reference: logs repeat the same
 /// frames, and a name lookup costs a search through the coded names.
-/// Keyed by a 64-bit SipHash of the name: two names of one log share a key
-/// with odds near 2^-29 even at the cache's full size, and the cost of
-/// one is a wrong `"status"`, never a wrong symbol printed.
+/// Keyed by 128 bits of the name (two SipHashes, [`name_key`]): two names
+/// of one log share a key with odds near 2^-93 even with every kernel
+/// name in the table.
+///
+/// A log that names many different functions (a fleet's reports, merged)
+/// would search the blob for each: once it has searched for as many as
+/// [`index_after`] allows, every name of the blob goes into `all` in one
+/// pass, and later names are found there.
 #[derive(Debug, Default)]
 pub(in crate::resolve) struct SymbolCache {
-    map: std::collections::HashMap<u64, Option<(u64, Option<u64>)>>,
+    map: HashMap<u128, Option<(u64, Option<u64>)>, Keyed>,
+    /// Names searched for in the blob so far.
+    searched: usize,
+    /// Every name of the blob, once indexed (then `map` is dropped).
+    all: Option<NameIndex>,
 }
+
+/// The hasher of maps keyed by [`name_key`].
+type Keyed = BuildHasherDefault<Prehashed>;
 
 /// Entries kept before the cache starts over: about 10 MB at most.
 const SYMBOL_CACHE: usize = 1 << 18;
+
+/// Names searched for before the blob's names are indexed: one pass over
+/// all `symbols` costs about as much as an eighth of them searched one by
+/// one (a decode and two hashes a name, against a binary search through
+/// the coded names).
+fn index_after(symbols: usize) -> usize {
+    (symbols / 8).max(1024)
+}
+
+/// 128 bits of `name`: SipHash-1-3 twice, with a different first byte.
+fn name_key(name: &[u8]) -> u128 {
+    let half = |salt: u8| {
+        let mut h = DefaultHasher::new();
+        h.write_u8(salt);
+        h.write(name);
+        h.finish()
+    };
+    u128::from(half(0)) << 64 | u128::from(half(1))
+}
+
+/// The hasher of maps keyed by [`name_key`]: the key is already a hash.
+#[derive(Debug, Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u128(&mut self, k: u128) {
+        self.0 = k as u64;
+    }
+}
+
+/// Every name of a blob with the first address it has (in address
+/// order), as [`Kallsyms::lookup_name`] answers, and its extent once asked
+/// for: `(key, address, extent)` sorted by [`name_key`], 32 bytes a name,
+/// and the first entry of each of
+/// `2^bits` key ranges (about two names a range), so a lookup reads one
+/// or two cache lines.
+#[derive(Debug)]
+struct NameIndex {
+    entries: Vec<(u128, u64, u64)>,
+    starts: Vec<u32>,
+    bits: u32,
+}
+
+/// A [`NameIndex`] extent not looked up yet, and one the blob has none of
+/// (extents are far below either: a function's bytes).
+const NOT_YET: u64 = u64::MAX;
+const NONE: u64 = u64::MAX - 1;
+
+/// The key range of `key`: its top `bits` bits (none: range 0).
+fn range_of(key: u128, bits: u32) -> usize {
+    key.checked_shr(128 - bits).unwrap_or(0) as usize
+}
+
+impl NameIndex {
+    /// One pass over `map`'s symbols: a decode and two hashes a name.
+    fn new(map: &Kallsyms<'_>) -> Self {
+        let mut entries = Vec::with_capacity(map.len());
+        let mut name = Vec::with_capacity(128);
+        for (i, s) in map.symbols().enumerate() {
+            name.clear();
+            s.name.extend_into(&mut name);
+            entries.push((name_key(&name), i, s.address));
+        }
+        // By key, then address order: the first of a name is kept.
+        entries.sort_unstable_by_key(|e| (e.0, e.1));
+        entries.dedup_by_key(|e| e.0);
+        let entries: Vec<(u128, u64, u64)> =
+            entries.into_iter().map(|e| (e.0, e.2, NOT_YET)).collect();
+        let bits = (entries.len() / 2).max(1).ilog2().min(24);
+        let mut starts = Vec::with_capacity((1 << bits) + 1);
+        let mut at = 0;
+        for r in 0..=(1u64 << bits) {
+            while at < entries.len() && (range_of(entries[at].0, bits) as u64) < r {
+                at += 1;
+            }
+            starts.push(at as u32);
+        }
+        NameIndex {
+            entries,
+            starts,
+            bits,
+        }
+    }
+
+    /// The first address named by the name of `key`, if the blob has it,
+    /// with its extent (`extent` finds it the first time).
+    fn get(
+        &mut self,
+        key: u128,
+        extent: impl FnOnce(u64) -> Option<u64>,
+    ) -> Option<(u64, Option<u64>)> {
+        let r = range_of(key, self.bits);
+        let range = &mut self.entries[self.starts[r] as usize..self.starts[r + 1] as usize];
+        let e = range.iter_mut().find(|e| e.0 == key)?;
+        if e.2 == NOT_YET {
+            e.2 = extent(e.1).map_or(NONE, |x| x.min(NONE - 1));
+        }
+        Some((e.1, (e.2 != NONE).then_some(e.2)))
+    }
+}
 
 impl Resolver<'_, '_> {
     /// The address and extent (bytes to the next distinct address, as
     /// `%pS` sizes it) of the kernel function `name`, `None` when the
     /// blob has none.
     fn kernel_symbol(&mut self, name: &[u8]) -> Option<(u64, Option<u64>)> {
-        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-        let key = BuildHasherDefault::<DefaultHasher>::default().hash_one(name);
+        let key = name_key(name);
         if let Some(&known) = self.symbols.map.get(&key) {
             return known;
         }
-        let found = self.map.lookup_name(name).map(|s| {
-            (
-                s.address,
-                self.map.lookup_address(s.address).and_then(|h| h.size),
-            )
-        });
-        if self.symbols.map.len() >= SYMBOL_CACHE {
-            self.symbols.map.clear();
+        let cache = &mut self.symbols;
+        if cache.all.is_none() {
+            cache.searched += 1;
+            if cache.searched > index_after(self.map.len()) {
+                cache.all = Some(NameIndex::new(self.map));
+                // The index answers as fast as the cache would: no need
+                // to keep both.
+                cache.map = HashMap::default();
+            }
         }
-        self.symbols.map.insert(key, found);
+        let size = |a: u64| self.map.lookup_address(a).and_then(|h| h.size);
+        if let Some(all) = &mut cache.all {
+            return all.get(key, size);
+        }
+        let found = self
+            .map
+            .lookup_name(name)
+            .map(|s| (s.address, size(s.address)));
+        if cache.map.len() >= SYMBOL_CACHE {
+            cache.map.clear();
+        }
+        cache.map.insert(key, found);
         found
     }
 }
@@ -303,6 +436,70 @@ impl Resolver<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-pass index answers every name as the blob's own name
+    /// search does, on both formats: static functions that share a name
+    /// (the first in address order wins), aliases, `__pfx_` companions
+    /// (folded in v2), and names the blob lacks.
+    #[test]
+    fn the_name_index_answers_as_lookup_name() {
+        use crate::blob::list::SymbolList;
+        use crate::blob::v1::tokens::TokenStrategy;
+        use crate::blobfile::AlignedBlob;
+        let mut l = SymbolList::new();
+        let mut a = 0xffff_ffff_8100_0000u64;
+        for i in 0..3000u64 {
+            if i % 5 == 0 {
+                l.push(a, b't', format!("__pfx_f{i}").as_bytes()).unwrap();
+                a += 16;
+            }
+            // Every 13th a static `dup{i % 40}`: one name at many addresses.
+            let name = match i % 13 {
+                0 => format!("dup{}", i % 40),
+                _ => format!("f{i}"),
+            };
+            l.push(a, if i % 3 == 0 { b't' } else { b'T' }, name.as_bytes())
+                .unwrap();
+            if i % 9 == 0 {
+                l.push(a, b'T', format!("alias{i}").as_bytes()).unwrap();
+            }
+            a += 32 + i % 7 * 8;
+        }
+        let blobs = [
+            crate::blob::v1::write::pack(&l, TokenStrategy::Optimal)
+                .unwrap()
+                .blob,
+            crate::blob::v2::write::pack_v2(&l, &Default::default())
+                .unwrap()
+                .blob,
+        ];
+        for b in blobs {
+            let b = AlignedBlob::copy_from(&b);
+            let map = Kallsyms::from_blob(b.as_bytes(), None, None).unwrap();
+            let mut all = NameIndex::new(&map);
+            let mut names: Vec<Vec<u8>> = map
+                .symbols()
+                .map(|s| {
+                    let mut n = Vec::new();
+                    s.name.extend_into(&mut n);
+                    n
+                })
+                .collect();
+            names.extend([
+                b"absent".to_vec(),
+                b"f".to_vec(),
+                b"dup".to_vec(),
+                Vec::new(),
+            ]);
+            for n in &names {
+                let want = map.lookup_name(n).map(|s| s.address);
+                let got = all.get(name_key(n), |a| map.lookup_address(a).and_then(|h| h.size));
+                assert_eq!(got.map(|g| g.0), want, "{}", n.escape_ascii());
+            }
+            assert!(names.iter().any(|n| n == b"dup0"));
+        }
+        assert_ne!(name_key(b"ab"), name_key(b"ba"));
+    }
 
     #[test]
     fn architecture_from_register_lines() {
