@@ -70,13 +70,27 @@ fn finish(mode: Mode, text: &str) -> String {
         (_, true) => m.to_string(),
         (Mode::X86_64, false) => {
             // After prefix words (`rep stos`, `cs nopw`) the mnemonic is
-            // the operands' first word.
-            let (m, ops) = match ops.split_once(' ') {
-                Some((inner, rest)) if x86_prefix_word(m) => (format!("{m} {inner}"), rest),
-                _ => (m.to_string(), ops),
+            // the operands' first word. One string, written once: a
+            // `Code:` line has a row each.
+            let mut out = String::with_capacity(text.len() + 8);
+            out.push_str(m);
+            let (last, ops) = match ops.split_once(' ') {
+                Some((inner, rest)) if x86_prefix_word(m) => {
+                    out.push(' ');
+                    out.push_str(inner);
+                    (inner, rest)
+                }
+                _ => (m, ops),
             };
-            let last = m.rsplit(' ').next().unwrap_or(&m);
-            format!("{m:<6} {}", unit_scale(&x86_operands(last, ops)))
+            while out.len() < 6 {
+                out.push(' ');
+            }
+            out.push(' ');
+            match x86_operands(last, ops) {
+                Some(o) => unit_scale(&mut out, &o),
+                None => unit_scale(&mut out, ops),
+            }
+            out
         }
         _ => format!("{m}\t{ops}"),
     }
@@ -88,7 +102,11 @@ fn finish(mode: Mode, text: &str) -> String {
 /// 0x0(%rax,%rax,1)`, `ds mov (%rax),%rax`), not iced's `%cs:` on the
 /// operand, and each `66` after the first is `data16` (`data16 cs nopw`,
 /// the padding compilers emit).
-fn x86_prefix_words(prefixes: &[u8], text: &str) -> String {
+fn x86_prefix_words(prefixes: &[u8], text: String) -> String {
+    // Most instructions have no prefix: the text as it is.
+    if prefixes.is_empty() {
+        return text;
+    }
     let mut words = String::new();
     let extra_66 = prefixes
         .iter()
@@ -98,7 +116,7 @@ fn x86_prefix_words(prefixes: &[u8], text: &str) -> String {
     for _ in 0..extra_66 {
         words.push_str("data16 ");
     }
-    let mut text = text.to_string();
+    let mut text = text;
     for (b, seg) in [(0x2e, "cs"), (0x3e, "ds"), (0x26, "es"), (0x36, "ss")] {
         if prefixes.contains(&b) {
             text = text.replacen(&format!("%{seg}:"), "", 1);
@@ -159,14 +177,18 @@ fn x86_bad(bytes: &[u8]) -> bool {
 }
 
 /// objdump's operands of string and port instructions: the segment of
-/// `(%rdi)` (`%es:`) and `(%rsi)` (`%ds:`), and `(%dx)` for the port.
-fn x86_operands(mnemonic: &str, ops: &str) -> String {
+/// `(%rdi)` (`%es:`) and `(%rsi)` (`%ds:`), and `(%dx)` for the port;
+/// `None` for other instructions (their operands as iced wrote them).
+fn x86_operands(mnemonic: &str, ops: &str) -> Option<String> {
     let base = mnemonic.trim_end_matches(['b', 'w', 'l', 'q']);
     let string = matches!(
         base,
         "lods" | "stos" | "scas" | "movs" | "cmps" | "ins" | "outs"
     ) && mnemonic.len() <= base.len() + 1;
     let port = string && matches!(base, "ins" | "outs") || matches!(mnemonic, "in" | "out");
+    if !string && !port {
+        return None;
+    }
     let mut out = String::with_capacity(ops.len() + 8);
     for (k, op) in ops.split(',').enumerate() {
         if k > 0 {
@@ -185,14 +207,13 @@ fn x86_operands(mnemonic: &str, ops: &str) -> String {
             _ => out.push_str(op),
         }
     }
-    out
+    Some(out)
 }
 
 /// AT&T memory operands with an index and no scale get objdump's `,1`:
 /// `(%rcx,%rsi)` becomes `(%rcx,%rsi,1)` (iced's `always_show_scale`
-/// would also write `(%rsi,)` where there is no index).
-fn unit_scale(ops: &str) -> String {
-    let mut out = String::with_capacity(ops.len() + 2);
+/// would also write `(%rsi,)` where there is no index), appended to `out`.
+fn unit_scale(out: &mut String, ops: &str) {
     let mut rest = ops;
     while let Some(open) = rest.find('(') {
         let Some(len) = rest[open..].find(')') else {
@@ -200,15 +221,97 @@ fn unit_scale(ops: &str) -> String {
         };
         let inner = &rest[open + 1..open + len];
         out.push_str(&rest[..open + len]);
-        let parts: Vec<&str> = inner.split(',').collect();
-        if parts.len() == 2 && parts[1].starts_with('%') {
+        let mut parts = inner.split(',');
+        let (_, index, scale) = (parts.next(), parts.next(), parts.next());
+        if scale.is_none() && index.is_some_and(|i| i.starts_with('%')) {
             out.push_str(",1");
         }
         out.push(')');
         rest = &rest[open + len + 1..];
     }
     out.push_str(rest);
-    out
+}
+
+thread_local! {
+    /// The x86 formatter, set up once (a new one per instruction was most
+    /// of a `Code:` line's cost).
+    static GAS: std::cell::RefCell<iced_x86::GasFormatter> = std::cell::RefCell::new(gas());
+}
+
+/// iced's GNU formatter with objdump's (binutils 2.40) spellings.
+fn gas() -> iced_x86::GasFormatter {
+    use iced_x86::Formatter as _;
+    let mut f = iced_x86::GasFormatter::new();
+    let o = f.options_mut();
+    o.set_uppercase_hex(false);
+    o.set_branch_leading_zeros(false);
+    o.set_leading_zeros(false);
+    o.set_rip_relative_addresses(true);
+    // binutils 2.40 spells: `$0x4`, not `$4`; `(%rcx,%rsi,1)`;
+    // `0x0(%rax,%rax,1)` where a zero displacement is encoded.
+    o.set_small_hex_numbers_in_decimal(false);
+    o.set_show_zero_displacements(true);
+    // An unused REX (`rex.R and $0x4,%al`), as objdump shows it.
+    o.set_show_useless_prefixes(true);
+    f
+}
+
+/// The row of the valid x86 instruction `ins` decoded from `bytes` at `ip`.
+fn x86_text(
+    f: &mut iced_x86::GasFormatter,
+    ins: &iced_x86::Instruction,
+    bytes: &[u8],
+    ip: u64,
+) -> Insn {
+    use iced_x86::Formatter as _;
+    let mut text = String::new();
+    f.format(ins, &mut text);
+    let own = &bytes[..ins.len()];
+    let opcode_at = own.iter().take_while(|&&b| x86_prefix(b).is_some()).count();
+    match own.get(opcode_at) {
+        // Shifts and rotates by one: objdump leaves the count out.
+        Some(0xd0 | 0xd1) => text = text.replacen("$0x1,", "", 1),
+        // imul's three operands even when two are one register.
+        Some(0x69 | 0x6b) if text.matches(',').count() == 1 => {
+            let last = text.rsplit(',').next().unwrap_or_default().to_string();
+            text = format!("{text},{last}");
+        }
+        _ => {}
+    }
+    // A REX before another prefix is ignored: its own row.
+    if opcode_at > 1 && (0x40..=0x4f).contains(&own[0]) {
+        return Insn {
+            len: 1,
+            text: x86_prefix(own[0]).unwrap_or("rex").to_string(),
+        };
+    }
+    // A REX prefix with a bit the instruction does not use is a
+    // word (`rex.R push %rax`, `rex.RX sbb %r8b,(%rax)`): the text
+    // is the same without that bit (or, for a bare `rex`, without
+    // the byte).
+    if opcode_at > 0 && (0x40..=0x4f).contains(&own[opcode_at - 1]) {
+        let rex = own[opcode_at - 1];
+        let mut same = |bytes: &[u8]| {
+            let mut d = iced_x86::Decoder::with_ip(64, bytes, ip, iced_x86::DecoderOptions::NONE);
+            let other = d.decode();
+            let mut t = String::new();
+            f.format(&other, &mut t);
+            !other.is_invalid() && other.len() == bytes.len() && t == text
+        };
+        let mut probe = own.to_vec();
+        let unused_bit = [8u8, 4, 2, 1].iter().filter(|&&b| rex & b != 0).any(|&b| {
+            probe[opcode_at - 1] = rex & !b;
+            same(&probe)
+        });
+        probe.remove(opcode_at - 1);
+        if unused_bit || (rex == 0x40 && same(&probe)) {
+            text = format!("{} {text}", x86_prefix(rex).unwrap_or("rex"));
+        }
+    }
+    Insn {
+        len: ins.len(),
+        text: finish(Mode::X86_64, &x86_prefix_words(&own[..opcode_at], text)),
+    }
 }
 
 /// Decodes the instruction at the start of `bytes`, located at `ip`.
@@ -217,7 +320,6 @@ fn unit_scale(ops: &str) -> String {
 pub(in crate::resolve) fn decode(mode: Mode, bytes: &[u8], ip: u64) -> Insn {
     match mode {
         Mode::X86_64 => {
-            use iced_x86::Formatter as _;
             let mut d = iced_x86::Decoder::with_ip(64, bytes, ip, iced_x86::DecoderOptions::NONE);
             let ins = d.decode();
             if ins.is_invalid() {
@@ -256,67 +358,7 @@ pub(in crate::resolve) fn decode(mode: Mode, bytes: &[u8], ip: u64) -> Insn {
                 };
                 return Insn { len: 1, text };
             }
-            let mut f = iced_x86::GasFormatter::new();
-            let o = f.options_mut();
-            o.set_uppercase_hex(false);
-            o.set_branch_leading_zeros(false);
-            o.set_leading_zeros(false);
-            o.set_rip_relative_addresses(true);
-            // binutils 2.40 spells: `$0x4`, not `$4`; `(%rcx,%rsi,1)`;
-            // `0x0(%rax,%rax,1)` where a zero displacement is encoded.
-            o.set_small_hex_numbers_in_decimal(false);
-            o.set_show_zero_displacements(true);
-            // An unused REX (`rex.R and $0x4,%al`), as objdump shows it.
-            o.set_show_useless_prefixes(true);
-            let mut text = String::new();
-            f.format(&ins, &mut text);
-            let own = &bytes[..ins.len()];
-            let opcode_at = own.iter().take_while(|&&b| x86_prefix(b).is_some()).count();
-            match own.get(opcode_at) {
-                // Shifts and rotates by one: objdump leaves the count out.
-                Some(0xd0 | 0xd1) => text = text.replacen("$0x1,", "", 1),
-                // imul's three operands even when two are one register.
-                Some(0x69 | 0x6b) if text.matches(',').count() == 1 => {
-                    let last = text.rsplit(',').next().unwrap_or_default().to_string();
-                    text = format!("{text},{last}");
-                }
-                _ => {}
-            }
-            // A REX before another prefix is ignored: its own row.
-            if opcode_at > 1 && (0x40..=0x4f).contains(&own[0]) {
-                return Insn {
-                    len: 1,
-                    text: x86_prefix(own[0]).unwrap_or("rex").to_string(),
-                };
-            }
-            // A REX prefix with a bit the instruction does not use is a
-            // word (`rex.R push %rax`, `rex.RX sbb %r8b,(%rax)`): the text
-            // is the same without that bit (or, for a bare `rex`, without
-            // the byte).
-            if opcode_at > 0 && (0x40..=0x4f).contains(&own[opcode_at - 1]) {
-                let rex = own[opcode_at - 1];
-                let mut same = |bytes: &[u8]| {
-                    let mut d =
-                        iced_x86::Decoder::with_ip(64, bytes, ip, iced_x86::DecoderOptions::NONE);
-                    let other = d.decode();
-                    let mut t = String::new();
-                    f.format(&other, &mut t);
-                    !other.is_invalid() && other.len() == bytes.len() && t == text
-                };
-                let mut probe = own.to_vec();
-                let unused_bit = [8u8, 4, 2, 1].iter().filter(|&&b| rex & b != 0).any(|&b| {
-                    probe[opcode_at - 1] = rex & !b;
-                    same(&probe)
-                });
-                probe.remove(opcode_at - 1);
-                if unused_bit || (rex == 0x40 && same(&probe)) {
-                    text = format!("{} {text}", x86_prefix(rex).unwrap_or("rex"));
-                }
-            }
-            Insn {
-                len: ins.len(),
-                text: finish(mode, &x86_prefix_words(&own[..opcode_at], &text)),
-            }
+            GAS.with_borrow_mut(|f| x86_text(f, &ins, bytes, ip))
         }
         Mode::Arm64 => {
             let d = yaxpeax_arm::armv8::a64::InstDecoder::default();

@@ -79,6 +79,9 @@ impl<'a> Resolver<'_, 'a> {
         }
         out.extend_from_slice(b"All code\n========\n");
         let mut last_line: Option<(u32, u32)> = None;
+        // The symbol of the row before, with where it starts and ends: a
+        // `Code:` line's rows mostly lie in one function.
+        let mut last_sym: Option<(u64, u64, crate::resolve::print::Hit<'a>)> = None;
         for (off, insn) in &all {
             let trapping = c.trap == Some(*off);
             self.code_row(out, mode, &c.bytes, *off, insn, trapping);
@@ -88,7 +91,20 @@ impl<'a> Resolver<'_, 'a> {
             }
             if let Some(b) = base {
                 let addr = b.wrapping_add(*off as u64);
-                let place = self.place(addr, module);
+                let place = match last_sym {
+                    Some((start, end, h)) if (start..end).contains(&addr) => Place {
+                        hit: Some(crate::resolve::print::Hit {
+                            offset: addr - start,
+                            ..h
+                        }),
+                        row: self.row_at(addr, module),
+                    },
+                    _ => self.place(addr, module),
+                };
+                last_sym = place.hit.and_then(|h| {
+                    let start = addr.checked_sub(h.offset)?;
+                    Some((start, start.checked_add(h.size?)?, h))
+                });
                 out.extend_from_slice(b"\t# ");
                 // A module-space address means nothing at runtime.
                 if !module {
@@ -138,7 +154,7 @@ impl<'a> Resolver<'_, 'a> {
             out.extend_from_slice(b"\t...");
             return;
         }
-        let _ = write!(out, "{off:4x}:");
+        push_offset(out, off);
         if trapping {
             out.push(b'*');
         }
@@ -153,23 +169,27 @@ impl<'a> Resolver<'_, 'a> {
     /// removed), or at module-space address `addr` (with the module
     /// space's tables in place); one lookup: `Code:` lines are rare.
     fn place(&mut self, addr: u64, module: bool) -> Place<'a> {
-        let row = |a: u64, me: &Self| me.lines.and_then(|l| l.find(a));
-        if module {
-            let hit = self
-                .modules
+        let hit = if module {
+            self.modules
                 .and_then(|ms| ms.lookup_address(addr))
-                .map(|h| h.hit);
-            return Place {
-                hit: hit.as_ref().map(crate::resolve::print::Hit::from),
-                row: row(addr, self),
-            };
-        }
-        let a = addr.wrapping_sub(self.opts.slide);
-        let hit = self.map.lookup_address(a);
+                .map(|h| h.hit)
+        } else {
+            self.map.lookup_address(addr.wrapping_sub(self.opts.slide))
+        };
         Place {
             hit: hit.as_ref().map(crate::resolve::print::Hit::from),
-            row: row(a, self),
+            row: self.row_at(addr, module),
         }
+    }
+
+    /// The source row at `addr`, as [`Self::place`] finds it.
+    fn row_at(&self, addr: u64, module: bool) -> Option<SourceRow> {
+        let a = if module {
+            addr
+        } else {
+            addr.wrapping_sub(self.opts.slide)
+        };
+        self.lines.and_then(|l| l.find(a))
     }
 
     /// `{"line":N,"arch":…,"instructions":[{"offset":N,"bytes":"…",
@@ -266,5 +286,44 @@ impl<'a> Resolver<'_, 'a> {
             }
         }
         out.push(b'}');
+    }
+}
+/// Appends `off` as `{off:4x}:` (hex, right-aligned in 4 columns) prints
+/// it, without the formatting machinery: a `Code:` line has a row each.
+fn push_offset(out: &mut Vec<u8>, off: usize) {
+    let mut digits = [b' '; 16];
+    let (mut v, mut at) = (off, digits.len());
+    loop {
+        at -= 1;
+        digits[at] = b"0123456789abcdef"[v & 0xF];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at.min(digits.len() - 4)..]);
+    out.push(b':');
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn offsets_print_as_the_format_string_does() {
+        for off in [
+            0,
+            1,
+            0xf,
+            0x10,
+            0xfff,
+            0x1000,
+            0xffff,
+            0x10000,
+            0x1234_5678,
+            usize::MAX,
+        ] {
+            let mut out = Vec::new();
+            super::push_offset(&mut out, off);
+            assert_eq!(out, format!("{off:4x}:").into_bytes(), "{off:#x}");
+        }
     }
 }
