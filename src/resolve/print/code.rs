@@ -132,9 +132,25 @@ impl<'a> Resolver<'_, 'a> {
             out.extend_from_slice(
                 b"\nCode starting with the faulting instruction\n===========================================\n",
             );
-            let ip = base.map_or(0, |b| b.wrapping_add(t as u64));
-            for (off, insn) in disasm::disassemble(mode, &c.bytes[t..], ip) {
-                self.code_row(out, mode, &c.bytes[t..], off, &insn, false);
+            // Where `All code` has a row at the trapping byte, the decode
+            // from there is its tail (each row depends only on the bytes
+            // from its offset, and its address); not so in Thumb, whose IT
+            // block state comes from the rows before.
+            let from_trap = all.iter().position(|(o, _)| *o == t);
+            let own;
+            let rows: &[(usize, Insn)] = match from_trap {
+                Some(k) if mode != Mode::Thumb => &all[k..],
+                _ => {
+                    let ip = base.map_or(0, |b| b.wrapping_add(t as u64));
+                    own = disasm::disassemble(mode, &c.bytes[t..], ip)
+                        .into_iter()
+                        .map(|(o, i)| (o + t, i))
+                        .collect::<Vec<_>>();
+                    &own
+                }
+            };
+            for (off, insn) in rows {
+                self.code_row(out, mode, &c.bytes[t..], off - t, insn, false);
                 out.push(b'\n');
             }
         }
