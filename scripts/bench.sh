@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stage timings, peak memory and resolve rates on real inputs, side by side
-# with two baselines built from this repo (benches/baselines/): a binary
-# search over the u64 addresses with no names (the floor) and a bcc-style
+# with baselines built from this repo (benches/baselines/): a binary
+# search over the u64 addresses with no names (the floor; also printing
+# names from the symbol list held in plain memory) and a bcc-style
 # Vec<(u64, String)> resolver; and ksym-resolve on a v2 blob beside the same
 # on v1. Prints ratios; asserts nothing.
 #   scripts/bench.sh            (corpus files from ../shared/corpus, else tests/data samples)
@@ -126,12 +127,13 @@ PY
             "ksym-resolve ($kind)" "$B/ksym-resolve $W/$name.bin" \
             "floor: u64 binary search ($kind)" "$E/baseline-floor $W/$name.bin" \
             "bcc-style Vec<(u64,String)> ($kind)" "$E/baseline-naive $W/$name.filt" \
-            "ksym-resolve on v2 ($kind)" "$B/ksym-resolve $W/$name.v2.bin"
-        k_wall=${WALLS[0]}; k_rss=${RSSES[0]}; f_wall=${WALLS[1]}; n_wall=${WALLS[2]}; v_wall=${WALLS[3]}; v_rss=${RSSES[3]}
+            "ksym-resolve on v2 ($kind)" "$B/ksym-resolve $W/$name.v2.bin" \
+            "floor printing names ($kind)" "$E/baseline-floor $W/$name.bin $W/$name.filt"
+        k_wall=${WALLS[0]}; k_rss=${RSSES[0]}; f_wall=${WALLS[1]}; n_wall=${WALLS[2]}; v_wall=${WALLS[3]}; v_rss=${RSSES[3]}; fn_wall=${WALLS[4]}
         python3 -c "
-k, f, n, v = max($k_wall, 1e-3), max($f_wall, 1e-3), max($n_wall, 1e-3), max($v_wall, 1e-3)
-print('  %-9s ksym %.2f M addr/s | floor %.2f M/s | bcc-style %.2f M/s | ksym/floor time %.2fx, bcc-style/ksym time %.2fx | resolve RSS %d KiB = blob %d KiB + %d KiB' % (
-    '$kind', 1/k, 1/f, 1/n, k/f, n/k, $k_rss, $blobsz // 1024, $k_rss - $blobsz // 1024))
+k, f, n, v, fn = max($k_wall, 1e-3), max($f_wall, 1e-3), max($n_wall, 1e-3), max($v_wall, 1e-3), max($fn_wall, 1e-3)
+print('  %-9s ksym %.2f M addr/s | floor %.2f M/s (with names %.2f M/s) | bcc-style %.2f M/s | ksym/floor time %.2fx (with names %.2fx), bcc-style/ksym time %.2fx | resolve RSS %d KiB = blob %d KiB + %d KiB' % (
+    '$kind', 1/k, 1/f, 1/fn, 1/n, k/f, k/fn, n/k, $k_rss, $blobsz // 1024, $k_rss - $blobsz // 1024))
 print('  %-9s v2: %.2f M addr/s, v2/v1 time %.2fx, RSS %d KiB' % ('$kind', 1/v, v/k, $v_rss))" >&2
     done
 done

@@ -1,15 +1,29 @@
 //! Baseline "floor" for scripts/bench.sh: binary search over the blob's mapped
 //! u64 address array, no names. Prints `ADDR 0xINDEX+0xOFF` per address line.
-//! Usage: baseline-floor BLOB < addresses
+//! With the symbol list the blob was packed from (`ADDR TYPE NAME` lines,
+//! in the blob's order), prints `ADDR NAME+0xOFF` from those names instead:
+//! the floor of a resolver that prints names, read from plain memory.
+//! Usage: baseline-floor BLOB [LIST] < addresses
 
 use std::io::{self, BufRead, BufWriter, Write};
 
 fn main() -> io::Result<()> {
-    let path = std::env::args().nth(1).expect("usage: baseline-floor BLOB");
+    let path = std::env::args().nth(1).expect("usage: baseline-floor BLOB [LIST]");
     let blob = ksym::blobfile::AlignedBlob::read_file(path.as_ref())?;
     let b = blob.as_bytes();
     let n = u64::from_le_bytes(b[..8].try_into().unwrap()) as usize;
     let addrs: &[u64] = bytemuck::cast_slice(&b[8..8 + 8 * n]);
+    // The names, one after another, and where each starts.
+    let (mut names, mut starts) = (Vec::new(), vec![0u32]);
+    if let Some(list) = std::env::args().nth(2) {
+        for l in std::fs::read(list)?.split(|&c| c == b'\n') {
+            if let Some(name) = l.splitn(3, |&c| c == b' ').nth(2) {
+                names.extend_from_slice(name);
+                starts.push(names.len() as u32);
+            }
+        }
+        assert_eq!(starts.len() - 1, n, "the list is not the blob's");
+    }
     let stdin = io::stdin().lock();
     let mut input = io::BufReader::with_capacity(1 << 16, stdin);
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
@@ -24,6 +38,10 @@ fn main() -> io::Result<()> {
             buf.push(b' ');
             if i == 0 {
                 buf.extend_from_slice(b"?");
+            } else if starts.len() > 1 {
+                buf.extend_from_slice(&names[starts[i - 1] as usize..starts[i] as usize]);
+                buf.push(b'+');
+                ksym::text::hex::push_u64_0x(&mut buf, a - u64::from_le(addrs[i - 1]));
             } else {
                 ksym::text::hex::push_u64_0x(&mut buf, (i - 1) as u64);
                 buf.push(b'+');
