@@ -8,7 +8,9 @@
 use std::io::{self, BufRead, BufWriter, Write};
 
 fn main() -> io::Result<()> {
-    let path = std::env::args().nth(1).expect("usage: baseline-floor BLOB [LIST]");
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: baseline-floor BLOB [LIST]");
     let blob = ksym::blobfile::AlignedBlob::read_file(path.as_ref())?;
     let b = blob.as_bytes();
     let n = u64::from_le_bytes(b[..8].try_into().unwrap()) as usize;

@@ -331,7 +331,7 @@ impl Hasher for Prehashed {
 /// order), as [`Kallsyms::lookup_name`] answers, and its extent once asked
 /// for: `(key, address, extent)` sorted by [`name_key`], 32 bytes a name,
 /// and the first entry of each of
-/// `2^bits` key ranges (about two names a range), so a lookup reads one
+/// `2^bits` key ranges (two to four names a range), so a lookup reads one
 /// or two cache lines.
 #[derive(Debug)]
 struct NameIndex {
