@@ -417,7 +417,12 @@ impl Resolver<'_, '_> {
                 cache.map = HashMap::default();
             }
         }
-        let size = |a: u64| self.map.lookup_address(a).and_then(|h| h.size);
+        // The address index narrows the search, as for addresses read.
+        let (map, index) = (&self.map, &self.index);
+        let size = |a: u64| {
+            map.lookup_ranked(a, map.rank_in(a, index.window(a)))
+                .and_then(|h| h.size)
+        };
         if let Some(all) = &mut cache.all {
             return all.get(key, size);
         }
