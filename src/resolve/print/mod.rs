@@ -200,11 +200,16 @@ impl<'a> Resolver<'_, 'a> {
     pub(in crate::resolve) fn push_function(&mut self, out: &mut Vec<u8>, f: &SourceFrame) {
         let Some(lines) = self.lines else { return };
         // The cache first: finding the coded string costs two bit reads.
-        let name = self.functions.get(f.function, |a| {
-            if let Some(s) = lines.string(f.function) {
-                s.extend_into(a)
-            }
-        });
+        // Frames give a string id of the table or u32::MAX for none, which
+        // must not size the cache (4 G slots).
+        let name: &[u8] = match f.function {
+            u32::MAX => &[],
+            id => self.functions.get(id, |a| {
+                if let Some(s) = lines.string(id) {
+                    s.extend_into(a)
+                }
+            }),
+        };
         if name.is_empty() {
             out.extend_from_slice(b"??");
         } else {
