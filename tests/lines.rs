@@ -452,6 +452,12 @@ fn every_byte_of_a_lines_section_forged_past_its_crc_is_handled() {
         .find(|s| s.id == SectionId::Lines)
         .expect("lines");
     let (lo, hi) = text_range(&data("inl.elf"));
+    // Each accepted forgery also goes through the resolver, every output
+    // form that prints frames: plain, inline frames, JSON.
+    let input: Vec<u8> = (lo..hi)
+        .step_by(7)
+        .flat_map(|a| format!("{a:x}\n").into_bytes())
+        .collect();
     let mut refused = 0;
     for at in sec.offset..sec.offset + sec.len {
         for flip in [0x01u8, 0x80] {
@@ -471,6 +477,18 @@ fn every_byte_of_a_lines_section_forged_past_its_crc_is_handled() {
             }
             assert!(frames < 100_000);
             refused += usize::from(v.verify().is_err());
+            let map = ksym::blob::Kallsyms::V2(v);
+            for (inline, json) in [(false, false), (true, false), (false, true)] {
+                let opts = ksym::resolve::ResolveOptions {
+                    inline,
+                    json,
+                    ..Default::default()
+                };
+                let mut out = Vec::new();
+                ksym::resolve::Resolver::new(&map, opts)
+                    .run(&input[..], &mut out)
+                    .unwrap();
+            }
         }
     }
     assert!(refused > 0);

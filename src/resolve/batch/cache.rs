@@ -131,6 +131,12 @@ impl DecodedCache {
         }
         self.arena.get(&mut self.at[id], fill)
     }
+
+    /// Slots (one per id up to the largest asked for).
+    #[cfg(test)]
+    pub(in crate::resolve) fn len(&self) -> usize {
+        self.at.len()
+    }
 }
 
 /// v2 names decoded once, by name-order rank: for the module space, whose

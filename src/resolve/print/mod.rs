@@ -422,3 +422,65 @@ fn plan_addr(plan: Plan) -> Option<u64> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blob::list::SymbolList;
+    use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
+    use crate::blob::v2::write::{V2Options, pack_v2};
+    use crate::blobfile::AlignedBlob;
+
+    /// A frame with no function (`u32::MAX`, what `Frames` gives when a
+    /// node's name is past the string table) prints `??` and leaves the
+    /// name cache alone: sized by that id, it would take 4 G slots.
+    #[test]
+    fn a_frame_without_a_function_prints_question_marks() {
+        let mut list = SymbolList::new();
+        list.push(0xffff_ffff_8100_0000, b'T', b"do_fork").unwrap();
+        list.push(0xffff_ffff_8100_0100, b'T', b"schedule").unwrap();
+        let row = |a: u64, file, node| LineRow {
+            address: 0xffff_ffff_8100_0000 + a,
+            file,
+            line: 10 * file,
+            node,
+            ..LineRow::default()
+        };
+        let table = SourceTable {
+            // The last row ends the table: no file, no node.
+            rows: vec![row(0, 1, 1), row(0x200, 0, 0)],
+            nodes: vec![
+                InlineNode::default(),
+                InlineNode {
+                    parent: 0,
+                    name: 0,
+                    call_file: 0,
+                    call_line: 0,
+                    call_column: 0,
+                },
+            ],
+            files: vec![(0, 0), (1, 2)],
+            strings: vec![b"do_fork".to_vec(), b"kernel".to_vec(), b"fork.c".to_vec()],
+        };
+        let mut opts = V2Options::default();
+        opts.lines = Some((table, false));
+        let blob = AlignedBlob::copy_from(&pack_v2(&list, &opts).unwrap().blob);
+        let map = Kallsyms::from_blob(blob.as_bytes(), None, None).unwrap();
+        let mut r = Resolver::new(&map, ResolveOptions::default());
+        let frame = |function| SourceFrame {
+            function,
+            file: 1,
+            line: 10,
+            column: None,
+            discriminator: 0,
+            inlined: true,
+        };
+        let mut out = Vec::new();
+        r.push_function(&mut out, &frame(u32::MAX));
+        assert_eq!(out, b"??");
+        assert!(r.functions.len() < 16, "{}", r.functions.len());
+        out.clear();
+        r.push_function(&mut out, &frame(0));
+        assert_eq!(out, b"do_fork");
+    }
+}
