@@ -462,8 +462,10 @@ mod tests {
             files: vec![(0, 0), (1, 2)],
             strings: vec![b"do_fork".to_vec(), b"kernel".to_vec(), b"fork.c".to_vec()],
         };
-        let mut opts = V2Options::default();
-        opts.lines = Some((table, false));
+        let opts = V2Options {
+            lines: Some((table, false)),
+            ..V2Options::default()
+        };
         let blob = AlignedBlob::copy_from(&pack_v2(&list, &opts).unwrap().blob);
         let map = Kallsyms::from_blob(blob.as_bytes(), None, None).unwrap();
         let mut r = Resolver::new(&map, ResolveOptions::default());
