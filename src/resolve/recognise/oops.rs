@@ -355,16 +355,15 @@ impl NameIndex {
     fn new(map: &Kallsyms<'_>) -> Self {
         let mut entries = Vec::with_capacity(map.len());
         let mut name = Vec::with_capacity(128);
-        for (i, s) in map.symbols().enumerate() {
+        for s in map.symbols() {
             name.clear();
             s.name.extend_into(&mut name);
-            entries.push((name_key(&name), i, s.address));
+            entries.push((name_key(&name), s.address, NOT_YET));
         }
-        // By key, then address order: the first of a name is kept.
-        entries.sort_unstable_by_key(|e| (e.0, e.1));
+        // A stable sort keeps address order among equal keys: the first
+        // of a name is kept.
+        entries.sort_by_key(|e| e.0);
         entries.dedup_by_key(|e| e.0);
-        let entries: Vec<(u128, u64, u64)> =
-            entries.into_iter().map(|e| (e.0, e.2, NOT_YET)).collect();
         let bits = (entries.len() / 2).max(1).ilog2().min(24);
         let mut starts = Vec::with_capacity((1 << bits) + 1);
         let mut at = 0;
