@@ -149,7 +149,23 @@ fn functions_end_at_their_size_and_the_public_alias_is_printed() {
             "{out}"
         );
         let check = run_ok("ksym-pack", &["--check", blob.to_str().unwrap()], b"");
-        assert!(String::from_utf8_lossy(&check).contains(" sizes "), "{out}");
+        let check = String::from_utf8_lossy(&check);
+        assert!(check.contains(" sizes "), "{out}");
+        // `segments` holds the executable PT_LOADs alone (FORMAT.md §10.8):
+        // 8 bytes, then 40 per segment; the binary has read-only and data
+        // segments beside them.
+        let heads = tool("readelf", &["-lW", elf.to_str().unwrap()]);
+        let loads: Vec<&str> = heads
+            .lines()
+            .filter(|l| l.trim_start().starts_with("LOAD"))
+            .collect();
+        let exec = loads.iter().filter(|l| l.contains(" R E ")).count();
+        assert!(exec >= 1 && loads.len() > exec, "{out}: {loads:?}");
+        assert!(
+            check.contains(&format!(" segments {}", 8 + 40 * exec)),
+            "{out}: {exec} executable of {} PT_LOADs, blob: {check}",
+            loads.len()
+        );
     }
 }
 

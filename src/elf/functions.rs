@@ -202,8 +202,11 @@ pub fn functions_from_bytes(data: &[u8], name: &Path) -> Result<Functions, Strin
     })
 }
 
-/// The `PT_LOAD` program headers of a parsed ELF file (ELF spec,
-/// "Program Header"), in file order.
+/// The executable `PT_LOAD` program headers (`PF_X`) of a parsed ELF
+/// file (ELF spec, "Program Header"), in file order: the only segments
+/// a function, hence a frame, can lie in (FORMAT.md §10.8). The others
+/// (read-only data, data) would cost the blob 40 bytes each and map no
+/// lookup.
 fn segments_of<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> Vec<LoadSegment> {
     use object::ObjectSegment;
     // object's ELF segments are the PT_LOAD entries, in file order.
@@ -221,6 +224,7 @@ fn segments_of<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> Vec<Loa
                 },
             }
         })
+        .filter(|s| s.flags & object::elf::PF_X != 0)
         .collect()
 }
 
