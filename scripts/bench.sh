@@ -13,8 +13,14 @@
 #   beside llvm-gsymutil, rates beside llvm-symbolizer, agreement with it);
 #   KSYM_VMLINUX=fetch downloads Debian's linux-image-6.1.0-56-amd64-dbg (858 MB) into
 #   target/bench first; LINES_ONLY=1 skips the symbol benchmarks)
+#   KSYM_USER=fetch scripts/bench.sh   (user-space binaries, packed with
+#   ksym-pack --elf --lines: Debian's libc with libc6-dbg and libstdc++'s
+#   debug build, both downloaded into target/bench, and this build's own
+#   ksym-resolve; or KSYM_USER="BINARY[:DEBUGDIR] ..."; beside llvm-gsymutil,
+#   llvm-symbolizer and blazecli; USER_ONLY=1 skips everything else)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ -n "${USER_ONLY:-}" ] && { LINES_ONLY=1; KSYM_VMLINUX=""; }
 # KSYM_PROFILE=dist measures the release binaries of docs/development.md "Packages".
 PROFILE=${KSYM_PROFILE:-release}
 cargo build --profile "$PROFILE" --quiet --bins --examples
@@ -26,7 +32,8 @@ CORPUS=${KSYM_CORPUS:-../shared/corpus}
 
 # once IN OUT CMD...: runs CMD once with IN as stdin and OUT as stdout; sets
 # W1 (wall s, from bash's microsecond clock, since time -v rounds to 10 ms;
-# it includes starting /usr/bin/time, about 1 ms) and R1 (peak RSS, KiB).
+# it includes starting /usr/bin/time, about 1 ms), C1 (user + system CPU s)
+# and R1 (peak RSS, KiB).
 once() {
     local in=$1 out=$2 t0 t1; shift 2
     t0=$EPOCHREALTIME
@@ -34,6 +41,7 @@ once() {
     t1=$EPOCHREALTIME
     W1=$(awk "BEGIN { print $t1 - $t0 }")
     R1=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$W/time.txt")
+    C1=$(awk -F': ' '/(User|System) time/ { c += $2 } END { print c }' "$W/time.txt")
 }
 
 # measure LABEL CMD... (stdin/stdout as redirected by the caller): runs CMD
@@ -295,4 +303,100 @@ print('  %-9s ksym %.2f M addr/s (json %.2f M/s), RSS %d KiB | llvm-symbolizer %
     if [ -x "$LLVM_BIN/llvm-symbolizer" ]; then
         PATH="$LLVM_BIN:$PATH" python3 scripts/lines-agreement.py "$V" "$W/vmlinux.lines.bin" "$W/vmlinux.filt" 20000 >&2
     fi
+fi
+
+# User-space binaries (issue 34's table): each packed with ksym-pack --elf
+# --lines (symbols from .symtab, lines from DWARF, the debug file found by
+# build-id under DEBUGDIR), beside llvm-gsymutil --convert on the ELF that
+# holds the DWARF; 100k random function addresses (uniform over functions
+# with a size, then over their bytes; seed 1) through ksym-resolve,
+# llvm-symbolizer --inlines, llvm-gsymutil and blazecli, in turn; then
+# ksym's frames against llvm-symbolizer's (scripts/lines-agreement.py).
+if [ -n "${KSYM_USER:-}" ]; then
+    specs=$KSYM_USER
+    if [ "$KSYM_USER" = fetch ]; then
+        U="$W/user-dbg"
+        if [ ! -d "$U/usr" ]; then
+            mkdir -p "$U"
+            (cd "$U" && apt-get download libc6-dbg libstdc++6-12-dbg &&
+                for d in ./*.deb; do dpkg-deb -x "$d" .; done && rm -f ./*.deb)
+        fi
+        cp "$B/ksym-resolve" "$W/ksym-resolve.rust"
+        specs="$(readlink -f /lib/x86_64-linux-gnu/libc.so.6):$U/usr/lib/debug
+               $U/usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.30 $W/ksym-resolve.rust"
+    fi
+    LLVM_BIN=$(dirname "$(command -v llvm-symbolizer || echo /usr/lib/llvm-14/bin/x)")
+    GSYMUTIL=$(command -v llvm-gsymutil || ls /usr/lib/llvm-*/bin/llvm-gsymutil 2>/dev/null | tail -1 || true)
+    BLAZECLI=$(command -v blazecli || true)
+    for spec in $specs; do
+        IFS=: read -r bin ddir <<< "$spec"
+        name=$(basename "$bin")
+        # The ELF with the DWARF, for the peers: the binary, or its debug
+        # file by build-id.
+        dwarf=$bin
+        if ! readelf -SW "$bin" | grep -c ' \.debug_info ' > /dev/null; then
+            id=$(readelf -n "$bin" | awk '/Build ID/ { print $3 }')
+            dwarf="${ddir:-/usr/lib/debug}/.build-id/${id:0:2}/${id:2}.debug"
+            [ -f "$dwarf" ] || { echo "== $name: no debug file $dwarf (another build than the -dbg package?)" >&2; continue; }
+        fi
+        echo "== user space: $name (DWARF in $dwarf)" >&2
+        blob="$W/user.$name.ksym"
+        args=(--elf "$bin" --lines -o "$blob")
+        [ -n "$ddir" ] && args+=(--debug-dir "$ddir")
+        RUNS=3 measure "ksym-pack --elf --lines" "$B/ksym-pack" "${args[@]}" < /dev/null
+        kp=$WALL
+        python3 - "$dwarf" "$W/user.$name.addrs" <<'PY'
+import random, subprocess, sys
+nm = subprocess.run(["nm", "-S", "--defined-only", sys.argv[1]], capture_output=True, text=True, check=True).stdout
+funcs = sorted({(int(f[0], 16), int(f[1], 16)) for f in (l.split() for l in nm.splitlines())
+                if len(f) == 4 and f[2] in "tTwWi" and int(f[1], 16) > 0})
+rng = random.Random(1)
+with open(sys.argv[2], "w") as out:
+    for _ in range(100_000):
+        a, s = rng.choice(funcs)
+        out.write("0x%x\n" % (a + rng.randrange(s)))
+PY
+        sed 's/^/--address=/' "$W/user.$name.addrs" > "$W/user.$name.grsp"
+        ksz=$(stat -c %s "$blob")
+        cmds=("ksym-resolve" "$B/ksym-resolve $blob")
+        if [ -n "$GSYMUTIL" ]; then
+            RUNS=3 measure "llvm-gsymutil --convert" "$GSYMUTIL" --convert "$dwarf" --out-file "$W/user.$name.gsym" < /dev/null > /dev/null
+            gp=$WALL; gsz=$(stat -c %s "$W/user.$name.gsym")
+            python3 -c "print('  %s: blob %d bytes, GSYM %d bytes: %.3fx | pack %.3f s, llvm-gsymutil %.3f s: %.2fx the time' % ('$name', $ksz, $gsz, $ksz / $gsz, $kp, $gp, $kp / $gp))" >&2
+        fi
+        # One race, each tool reading the same addresses (blazecli takes
+        # them as arguments, llvm-gsymutil from a response file: its
+        # --addresses-from-stdin opens the GSYM file again for each line).
+        [ -x "$LLVM_BIN/llvm-symbolizer" ] && cmds+=("llvm-symbolizer --inlines" "$LLVM_BIN/llvm-symbolizer --inlines -e $dwarf")
+        [ -n "$GSYMUTIL" ] && cmds+=("llvm-gsymutil" "$GSYMUTIL $W/user.$name.gsym @$W/user.$name.grsp")
+        [ -n "$BLAZECLI" ] && cmds+=("blazecli symbolize elf" "$BLAZECLI symbolize elf --path $dwarf $(tr '\n' ' ' < "$W/user.$name.addrs")")
+        labels=(); run=()
+        for ((i = 0; i < ${#cmds[@]}; i += 2)); do labels+=("${cmds[$i]}"); done
+        CPUS=(); WALLS=()
+        for ((r = 0; r < ${RUNS:-3}; r++)); do
+            for ((i = 0; i < ${#cmds[@]}; i += 2)); do
+                j=$((i / 2))
+                # shellcheck disable=SC2086
+                once "$W/user.$name.addrs" /dev/null ${cmds[$((i + 1))]}
+                if [ -z "${CPUS[$j]:-}" ] || awk "BEGIN { exit !($C1 < ${CPUS[$j]}) }"; then CPUS[$j]=$C1; fi
+                if [ -z "${WALLS[$j]:-}" ] || awk "BEGIN { exit !($W1 < ${WALLS[$j]}) }"; then WALLS[$j]=$W1; fi
+                if [ -z "${run[$j]:-}" ] || [ "$R1" -gt "${run[$j]}" ]; then run[$j]=$R1; fi
+            done
+        done
+        for j in "${!labels[@]}"; do
+            python3 -c "print('%-40s %9.0f lookups/s wall, %9.0f per CPU s (10 ms ticks) %9d KiB  (best of ${RUNS:-3}, interleaved)' % ('${labels[$j]}', 1e5 / ${WALLS[$j]}, 1e5 / max(${CPUS[$j]}, 1e-2), ${run[$j]}))" >&2
+        done
+        # Ratios of wall times: these tools run on one thread, and the CPU
+        # clock of /usr/bin/time ticks at 10 ms, a quarter of ksym's time.
+        [ ${#labels[@]} -gt 1 ] && python3 - "${WALLS[*]}" "${run[*]}" "$(IFS='|'; echo "${labels[*]}")" <<'PY' >&2
+import sys
+cpu = [float(c) for c in sys.argv[1].split()]
+rss = [int(r) for r in sys.argv[2].split()]
+labels = sys.argv[3].split("|")
+print("  rate ksym / peer: " + ", ".join("%s %.1fx" % (l, c / cpu[0]) for l, c in zip(labels[1:], cpu[1:])) +
+      " | peak memory ksym / lowest peer %.2f" % (rss[0] / min(rss[1:])))
+PY
+        [ -x "$LLVM_BIN/llvm-symbolizer" ] && PATH="$LLVM_BIN:$PATH" KSYM_RESOLVE="$B/ksym-resolve" \
+            python3 scripts/lines-agreement.py --addresses "$W/user.$name.addrs" "$dwarf" "$blob" >&2
+    done
 fi

@@ -2,15 +2,20 @@
 """Agreement of ksym-resolve's inline frames with llvm-symbolizer --inlines.
 
 usage: scripts/lines-agreement.py VMLINUX BLOB SYMBOLS [N_RANDOM]
+       scripts/lines-agreement.py --addresses FILE ELF BLOB
 
-VMLINUX: the ELF with DWARF the blob's lines came from; BLOB: a v2 blob packed
-with --lines; SYMBOLS: the ksym-filter output it was packed from.
+VMLINUX (ELF): the ELF with DWARF the blob's lines came from; BLOB: a v2 blob
+packed with --lines (ksym-pack --elf ELF --lines for a user-space binary);
+SYMBOLS: the ksym-filter output it was packed from.
 Addresses: N_RANDOM (default 20000) random addresses inside .text (seed 1)
-and every symbol's address + 1. For each, compares the frame lists
-(function, file, line; innermost first). Prints the agreement rate and
-counts the kinds of difference with an example of each.
+and every symbol's address + 1; or the hex addresses of FILE, one a line.
+For each, compares the frame lists (function, file, line; innermost first).
+Where llvm-symbolizer finds no line (its symbol table alone names the
+address), compares that name with ksym's symbol name instead. Prints the
+agreement rate and counts the kinds of difference with an example of each.
 """
 import json
+import os
 import re
 import random
 import subprocess
@@ -31,30 +36,37 @@ def text_range(vmlinux):
 
 
 def ours(blob, addrs, ksym):
-    p = subprocess.run([ksym, "--json", blob], input="".join(f"{a:x}\n" for a in addrs),
+    """ksym's frames of each address, and its symbol (name, start) or None."""
+    p = subprocess.run([ksym, "--json", blob], input="".join(f"0x{a:x}\n" for a in addrs),
                        capture_output=True, text=True, check=True)
-    res = []
+    res, syms = [], []
     for line in p.stdout.splitlines():
         o = json.loads(line)
         res.append([(f["function"], f["file"], f["line"]) for f in o["frames"]])
-    return res
+        syms.append((o["name"], int(o["addr"], 16) - o["offset"]) if o.get("name") else None)
+    return res, syms
 
 
 def llvm(vmlinux, addrs, flags):
     p = subprocess.run([LLVM, "--inlines", "--output-style=JSON", *flags, "-e", vmlinux],
                        input="".join(f"0x{a:x}\n" for a in addrs),
                        capture_output=True, text=True, check=True)
-    res = []
+    res, syms = [], []
     for line in p.stdout.splitlines():
         o = json.loads(line)
         fr = [(s["FunctionName"], s["FileName"], s["Line"]) for s in o["Symbol"]]
+        sym = None
         # No line information: llvm prints one frame at line 0, its name
         # and file from the symbol table (STT_FUNC, and STT_FILE: a base
         # name or nothing); ksym's JSON gives an empty list.
         if len(fr) == 1 and fr[0][2] == 0 and "/" not in fr[0][1]:
+            s0 = o["Symbol"][0]
+            if s0["FunctionName"] not in ("??", ""):
+                sym = (s0["FunctionName"], int(s0.get("StartAddress") or "0x0", 16))
             fr = []
         res.append(fr)
-    return res
+        syms.append(sym)
+    return res, syms
 
 
 def doubled_dir0(ours, theirs):
@@ -67,7 +79,7 @@ def doubled_dir0(ours, theirs):
 
 RUST_ESCAPES = {"$LT$": "<", "$GT$": ">", "$u20$": " ", "$C$": ",", "$RF$": "&", "$BP$": "*",
                 "$LP$": "(", "$RP$": ")", "$u5b$": "[", "$u5d$": "]", "$u7b$": "{", "$u7d$": "}",
-                "$u3b$": ";", "$u27$": "'", "$u2b$": "+", "$u22$": '"', "$SP$": "@"}
+                "$u3b$": ";", "$u3d$": "=", "$u27$": "'", "$u2b$": "+", "$u22$": '"', "$SP$": "@"}
 
 
 def rust_legacy(name):
@@ -139,25 +151,71 @@ def kind(a, b):
     return "?"
 
 
+def gnu_demangled(elf, addrs):
+    """llvm-symbolizer's frames of `addrs` with mangled names, each
+    demangled by GNU's c++filt (one run for all)."""
+    p = subprocess.run([LLVM, "--inlines", "--output-style=JSON", "--no-demangle", "-e", elf],
+                       input="".join(f"0x{a:x}\n" for a in addrs), capture_output=True, text=True, check=True)
+    frames = [[(s["FunctionName"], s["FileName"], s["Line"]) for s in json.loads(l)["Symbol"]]
+              for l in p.stdout.splitlines()]
+    names = [f[0] for fr in frames for f in fr]
+    # -i: standard substitutions short (std::ostream), as __cxa_demangle prints them.
+    out = subprocess.run(["c++filt", "-i"], input="".join(n + "\n" for n in names),
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    it = iter(out)
+    return [[(next(it), f[1], f[2]) for f in fr] for fr in frames]
+
+
+def name_kind(x, y):
+    """Where llvm named an address from its symbol table alone: how ksym's
+    symbol `x` and llvm's `y`, each (name, start) or None, differ."""
+    if x is None or y is None:
+        return "name: ksym none" if x is None else "name: llvm none"
+    if x[0] == rust_legacy(y[0]) or x[0] == cxx_gnu(y[0]):
+        return "spelling only (name)"
+    if x[1] == y[1]:
+        return "name: another alias at the same address"
+    return "name: another function"
+
+
 def main():
-    vmlinux, blob, symbols = sys.argv[1:4]
-    n = int(sys.argv[4]) if len(sys.argv) > 4 else 20000
-    ksym = "target/release/ksym-resolve"
-    lo, hi = text_range(vmlinux)
-    rnd = random.Random(1)
-    sets = {"random .text": sorted(rnd.randrange(lo, hi) for _ in range(n))}
-    starts = []
-    with open(symbols) as f:
-        for line in f:
-            a = int(line.split()[0], 16)
-            starts.append(a + 1)
-    sets["symbol start + 1"] = starts
+    ksym = os.environ.get("KSYM_RESOLVE", "target/release/ksym-resolve")
+    if sys.argv[1] == "--addresses":
+        afile, vmlinux, blob = sys.argv[2:5]
+        with open(afile) as f:
+            sets = {"addresses of " + os.path.basename(afile): [int(l, 16) for l in f if l.strip()]}
+    else:
+        vmlinux, blob, symbols = sys.argv[1:4]
+        n = int(sys.argv[4]) if len(sys.argv) > 4 else 20000
+        lo, hi = text_range(vmlinux)
+        rnd = random.Random(1)
+        sets = {"random .text": sorted(rnd.randrange(lo, hi) for _ in range(n))}
+        starts = []
+        with open(symbols) as f:
+            for line in f:
+                a = int(line.split()[0], 16)
+                starts.append(a + 1)
+        sets["symbol start + 1"] = starts
     for flags_name, flags in [("default", [])]:
         for name, addrs in sets.items():
-            a, b = ours(blob, addrs, ksym), llvm(vmlinux, addrs, flags)
+            (a, asym), (b, bsym) = ours(blob, addrs, ksym), llvm(vmlinux, addrs, flags)
             kinds, ex = Counter(), defaultdict(list)
-            for addr, x, y in zip(addrs, a, b):
-                if x != y:
+            # C++ names that differ: llvm's mangled names (--no-demangle)
+            # through GNU's c++filt, the demangler ksym uses.
+            odd = [i for i, (x, y) in enumerate(zip(a, b)) if x != y and spelling(x, y) is None
+                   and len(x) == len(y) and any(f[0] != g[0] for f, g in zip(x, y))]
+            gnu = gnu_demangled(vmlinux, [addrs[i] for i in odd]) if odd else []
+            for i, g in zip(odd, gnu):
+                if g == a[i]:
+                    b[i] = a[i]
+                    kinds["spelling only (C++: llvm's mangled name through GNU's c++filt -i)"] += 1
+            for addr, x, y, xs, ys in zip(addrs, a, b, asym, bsym):
+                if not x and not y and ys is not None and (xs is None or xs[0] != ys[0]):
+                    k = name_kind(xs, ys)
+                    kinds[k] += 1
+                    if len(ex[k]) < 2:
+                        ex[k].append((hex(addr), xs, ys))
+                elif x != y:
                     k = kind(x, y)
                     kinds[k] += 1
                     if len(ex[k]) < 2:
