@@ -50,14 +50,15 @@ EOF
 {
     measure ksym-resolve "$B/ksym-resolve" "$W/k.bin" < "$W/addrs"; wc -c < "$W/out"
     measure llvm-symbolizer "$SYMBOLIZER" --inlines --obj="$ELF" < "$W/addrs"; wc -c < "$W/out"
-    # LLVM 14's --addresses-from-stdin reads nothing here: --address per
-    # address, 10,000 per process.
+    # One process each, as ksym-resolve runs: llvm-gsymutil reads the
+    # addresses from a response file (its --addresses-from-stdin opens the
+    # GSYM file again for every line), blazecli as arguments (100,000 fit
+    # the kernel's limit on an argument list).
     sed 's/^/--address=/' "$W/addrs" > "$W/gaddrs"
-    measure llvm-gsymutil xargs -n 10000 "$GSYMUTIL" "$W/g.gsym" < "$W/gaddrs"; wc -c < "$W/out"
+    measure llvm-gsymutil "$GSYMUTIL" "$W/g.gsym" "@$W/gaddrs"; wc -c < "$W/out"
     if command -v blazecli > /dev/null; then
-        # Addresses as arguments, 10,000 per process (the whole list would
-        # pass the kernel's limit on an argument list).
-        measure blazecli xargs -n 10000 blazecli symbolize elf --path "$ELF" < "$W/addrs"; wc -c < "$W/out"
+        # shellcheck disable=SC2046
+        measure blazecli blazecli symbolize elf --path "$ELF" $(cat "$W/addrs"); wc -c < "$W/out"
     fi
 } | paste - - > "$W/runs"
 
