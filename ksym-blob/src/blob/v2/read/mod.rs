@@ -833,16 +833,22 @@ impl<'a> KallsymsV2<'a> {
         {
             end = Some(end.map_or(e, |n| n.min(e)));
         }
+        #[cfg(feature = "sizes")]
+        let known = self.row_size(j).filter(|_| !folded);
+        #[cfg(not(feature = "sizes"))]
+        let known: Option<u64> = None;
         match end {
             Some(e) if addr >= e => return None,
-            None if addr.wrapping_sub(sym_addr) >= LAST_SYMBOL_MAX_SPAN => return None,
+            // The kernel's guess for a last symbol of unknown extent.
+            None if known.is_none() && addr.wrapping_sub(sym_addr) >= LAST_SYMBOL_MAX_SPAN => {
+                return None;
+            }
             _ => {}
         }
         let offset = addr.wrapping_sub(sym_addr);
         // §10.7: a known size ends the symbol there; past it is a gap (a
         // function's padding), which no symbol covers.
-        #[cfg(feature = "sizes")]
-        if let Some(size) = self.row_size(j).filter(|_| !folded) {
+        if let Some(size) = known {
             return (offset < size).then_some(RowHit {
                 row: j,
                 folded,

@@ -201,3 +201,20 @@ fn sizes_end_symbols_and_leave_gaps_unknown() {
     let h = v.lookup_address(0x1040).unwrap();
     assert_eq!((h.offset, h.size), (0x40, Some(0x80)));
 }
+
+/// A last symbol whose size is known covers all of it, past the 1 MiB the
+/// kernel's rule gives a last symbol of unknown extent (FORMAT.md §12.1
+/// step 4): a JIT's or a program's large last function.
+#[test]
+fn a_sized_last_symbol_covers_more_than_a_mebibyte() {
+    let mut list = SymbolList::new();
+    list.push(0x1000, b't', b"small").unwrap();
+    list.set_last_size(0x10);
+    list.push(0x2000, b't', b"wasm_module").unwrap();
+    list.set_last_size(0x30_0000);
+    let blob = AlignedBlob::copy_from(&pack_v2(&list, &V2Options::default()).unwrap().blob);
+    let v = KallsymsV2::from_blob(blob.as_bytes(), None, None).unwrap();
+    let h = v.lookup_address(0x2000 + 0x2f_ffff).unwrap();
+    assert_eq!((h.offset, h.size), (0x2f_ffff, Some(0x30_0000)));
+    assert!(v.lookup_address(0x2000 + 0x30_0000).is_none());
+}
