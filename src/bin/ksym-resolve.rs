@@ -16,6 +16,7 @@ use ksym::store::select::KernelRef;
 fn parse_args() -> Result<ResolveJob, CliError> {
     use lexopt::prelude::*;
     let (mut blob, mut kallsyms, mut inputs) = (None, None, Vec::new());
+    let mut perf_map = None;
     let mut store = std::env::var("KSYM_STORE").ok().filter(|s| !s.is_empty());
     let mut forced: Option<KernelRef> = None;
     let mut opts = ResolveOptions {
@@ -45,6 +46,7 @@ fn parse_args() -> Result<ResolveJob, CliError> {
             Long("stext") => stext = Some(parse_hex_arg("--stext", p.value()?)?),
             Long("etext") => etext = Some(parse_hex_arg("--etext", p.value()?)?),
             Long("kallsyms") => kallsyms = Some(p.value()?.string()?),
+            Long("perf-map") => perf_map = Some(p.value()?.string()?),
             Long("names") => names = true,
             Long("store") => store = Some(p.value()?.string()?),
             Long("build-id") => {
@@ -68,23 +70,39 @@ fn parse_args() -> Result<ResolveJob, CliError> {
             Long("build-ids") => build_ids = Some(p.value()?.string()?),
             Short('h') | Long("help") => print_and_exit(RESOLVE.help()),
             Short('V') | Long("version") => print_and_exit(RESOLVE.version()),
-            Value(v) if blob.is_none() && kallsyms.is_none() && store.is_none() => {
+            Value(v)
+                if blob.is_none()
+                    && kallsyms.is_none()
+                    && perf_map.is_none()
+                    && store.is_none() =>
+            {
                 blob = Some(v.string()?)
             }
             Value(v) => inputs.push(v.string()?),
             _ => return Err(arg.unexpected().into()),
         }
     }
-    let source = match (kallsyms, blob, store) {
-        (Some(k), _, _) => Source::Kallsyms(k),
-        (None, Some(b), _) => Source::Blob(b),
-        (None, None, Some(s)) => Source::Store(s, forced.take()),
+    let source = match (kallsyms, perf_map, blob, store) {
+        (Some(_), Some(_), ..) | (_, Some(_), _, Some(_)) => {
+            return Err(CliError::Usage(
+                "--perf-map is the symbols' source: not with --kallsyms or --store".into(),
+            ));
+        }
+        (Some(k), ..) => Source::Kallsyms(k),
+        (None, Some(m), ..) => Source::PerfMap(m),
+        (None, None, Some(b), _) => Source::Blob(b),
+        (None, None, None, Some(s)) => Source::Store(s, forced.take()),
         _ => {
             return Err(CliError::Usage(
-                "missing BLOB (or --kallsyms FILE, --store)".into(),
+                "missing BLOB (or --kallsyms FILE, --perf-map FILE, --store)".into(),
             ));
         }
     };
+    if maps.is_some() && matches!(source, Source::PerfMap(_)) {
+        return Err(CliError::Usage(
+            "--maps places an ELF's blob; a perf map's addresses are already runtime ones".into(),
+        ));
+    }
     if forced.is_some() {
         return Err(CliError::Usage(
             "--build-id and --release need --store".into(),

@@ -293,6 +293,7 @@ pub const RESOLVE: Tool = Tool {
     synopsis: &[
         "[OPTIONS] BLOB [INPUT|-]...",
         "[OPTIONS] --kallsyms FILE [INPUT|-]...",
+        "[OPTIONS] --perf-map FILE [INPUT|-]...",
         "[OPTIONS] --store DIR|URL [INPUT|-]...",
     ],
     about: "symbolize kernel addresses, traces and crash reports",
@@ -304,7 +305,8 @@ pub const RESOLVE: Tool = Tool {
         inline chain, oops lines are decoded as decode_stacktrace.sh does. With --store, perf \
         callchain frames of user-space binaries (`ADDR (PATH)`, perf's file offset), sanitizer \
         frames (`(PATH+0xOFF)`) and glibc backtraces (`PATH(+0xOFF)`) are named by the blob of \
-        PATH's build-id (ksym-pack --store --elf).",
+        PATH's build-id (ksym-pack --store --elf). With --perf-map, a JIT's frames \
+        (`ADDR [unknown] (/tmp/perf-PID.map)`) and bare addresses are named from its perf map.",
     options: &[
         flag(
             "no-size",
@@ -361,6 +363,12 @@ pub const RESOLVE: Tool = Tool {
             "FILE",
             Value::File,
             "resolve from a /proc/kallsyms text instead of a blob",
+        ),
+        with(
+            "perf-map",
+            "FILE",
+            Value::File,
+            "resolve a JIT's frames from its /tmp/perf-PID.map instead of a blob",
         ),
         with(
             "store",

@@ -6,8 +6,11 @@
 //! - [`offsets`]: sanitizers' `(PATH+0xOFF)` and glibc's `PATH(+0xOFF)`
 //!   frames;
 //! - [`perf`]: perf's DSO-relative (file offset) frames and its build-id
-//!   records.
+//!   records;
+//! - [`perf_map`]: JIT symbol maps (`/tmp/perf-PID.map`), whose frames
+//!   perf prints at their runtime address.
 
 pub mod maps;
 pub mod offsets;
 pub mod perf;
+pub mod perf_map;

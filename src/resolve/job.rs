@@ -18,6 +18,9 @@ pub enum Source {
     Blob(String),
     /// A /proc/kallsyms text (`--kallsyms FILE`).
     Kallsyms(String),
+    /// A JIT's perf map (`--perf-map FILE`,
+    /// [`crate::normalize::perf_map`]).
+    PerfMap(String),
     /// A store (`--store DIR|URL`), and the kernel `--build-id`/`--release` force.
     Store(String, Option<KernelRef>),
 }
@@ -50,6 +53,7 @@ impl ResolveJob {
     /// and the offset or line), an unreadable input, stdout failing (a
     /// closed pipe is `BrokenPipe`), and store errors.
     pub fn run(self) -> Result<(), CliError> {
+        let mut perf_map = None;
         let (blob, name) = match &self.source {
             Source::Store(spec, forced) => {
                 let secs = std::env::var("KSYM_TIMEOUT")
@@ -78,6 +82,20 @@ impl ResolveJob {
                 let blob = super::pack_kallsyms_text(&text).map_err(|e| CliError::input(k, e))?;
                 (blob, k)
             }
+            Source::PerfMap(m) => {
+                let text = std::fs::read(m).map_err(|e| CliError::input(m, e))?;
+                let jit = crate::normalize::perf_map::jit_space(m.as_bytes(), &text)
+                    .map_err(|e| CliError::input(m, e))?;
+                if jit.overlapping > 0 {
+                    eprintln!(
+                        "ksym-resolve: {m}: {} entries overlap another (code the JIT replaced); their addresses are left unnamed",
+                        jit.overlapping
+                    );
+                }
+                let blob = AlignedBlob::copy_from(&jit.blob);
+                perf_map = Some((jit.range, jit.paths));
+                (blob, m)
+            }
             // Read, never mapped: a blob rewritten under us must not kill
             // us with SIGBUS (docs/packing.md "Reading blobs").
             Source::Blob(b) => (
@@ -98,6 +116,12 @@ impl ResolveJob {
             return Ok(());
         }
         let mut opts = self.opts.clone();
+        // Runtime addresses of anonymous memory, as perf prints them: no
+        // bias; frames of the map's path, inside its code.
+        if let Some((range, paths)) = perf_map {
+            opts.ranges = Some(vec![range].into());
+            opts.paths = Some(paths.into());
+        }
         if let Some((path, dso)) = &self.maps {
             let text = std::fs::read(path).map_err(|e| CliError::input(path, e))?;
             let b = crate::normalize::maps::locate_binary(&map, &text, dso.as_deref())

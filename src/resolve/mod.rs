@@ -343,7 +343,9 @@ impl<'m, 'a> Resolver<'m, 'a> {
     /// A resolver over `map`.
     pub fn new(map: &'m Kallsyms<'a>, opts: ResolveOptions) -> Self {
         let first_address = map.symbols().next().map(|s| s.address);
-        let user_binary = describes_program(map);
+        // Runtime ranges (--maps, --perf-map) belong to one user-space
+        // binary or JIT, whatever the blob holds.
+        let user_binary = describes_program(map) || opts.ranges.is_some();
         let lines = map.lines().copied();
         let modules = map.module_space();
         let rows = match map {

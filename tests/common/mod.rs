@@ -186,3 +186,29 @@ pub fn tool(cmd: &str, args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// `perf record ARGS`: its output, or `None` (said on stderr) when the
+/// machine does not let perf record (events not permitted or not
+/// supported), which is not ours to fail. Any other failure fails the test.
+pub fn perf_record(args: &[&str]) -> Option<Output> {
+    let rec = Command::new("perf")
+        .arg("record")
+        .args(args)
+        .output()
+        .expect("perf (CI installs linux-perf)");
+    let err = String::from_utf8_lossy(&rec.stderr);
+    let unavailable = [
+        "perf_event_paranoid",
+        "Permission denied",
+        "not supported",
+        "No permission",
+    ]
+    .iter()
+    .any(|w| err.contains(w));
+    if !rec.status.success() && unavailable {
+        eprintln!("perf record cannot run on this machine, not checked: {err}");
+        return None;
+    }
+    assert!(rec.status.success(), "perf record: {err}");
+    Some(rec)
+}

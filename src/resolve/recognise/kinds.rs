@@ -74,6 +74,9 @@ impl Resolver<'_, '_> {
             },
             None => (body.len(), false),
         };
+        if kernel && self.user_binary {
+            return None; // the kernel's frame; the blob is a program's or a JIT's
+        }
         let user_dso = frame_len < body.len();
         let frame = &body[..frame_len];
         let lead = skip_blanks(frame, 0);

@@ -1,0 +1,158 @@
+//! `ksym-resolve --perf-map FILE`: a JIT's code, named from the perf map it
+//! wrote (`START SIZE NAME`, perf's jit-interface), at the runtime
+//! addresses perf prints for anonymous memory. A real `perf record -g` of
+//! tests/data/jit.c, whose map is not where perf looks: every JIT frame
+//! perf left `[unknown]` gets the name perf itself gives once the map is
+//! in /tmp, and every other line is unchanged. And the kernel's frames
+//! stay as perf printed them under a blob that is not the kernel's.
+mod common;
+
+use common::{data, perf_record, run, run_ok, scratch, tool};
+
+#[test]
+fn a_jits_frames_get_the_names_perf_gives_with_its_map() {
+    let dir = scratch("perf_map_capture");
+    let jit = dir.join("jit");
+    tool(
+        "cc",
+        &[
+            "-O2",
+            "-o",
+            jit.to_str().unwrap(),
+            data("jit.c").to_str().unwrap(),
+        ],
+    );
+    let perf_data = dir.join("perf.data");
+    let d = perf_data.to_str().unwrap();
+    let Some(rec) = perf_record(&[
+        "-q",
+        "-g",
+        "-o",
+        d,
+        "--",
+        jit.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]) else {
+        return;
+    };
+    let map = String::from_utf8(rec.stdout).unwrap().trim().to_string();
+    let file_name = map.rsplit('/').next().unwrap().to_string();
+    let input = tool("perf", &["script", "-i", d]);
+    let dso = format!(" (/tmp/{file_name})");
+    let jit_frames = input.lines().filter(|l| l.ends_with(&dso)).count();
+    assert!(jit_frames >= 50, "{jit_frames} JIT frames:\n{input}");
+    assert!(
+        input
+            .lines()
+            .filter(|l| l.ends_with(&dso))
+            .all(|l| l.contains(" [unknown] (")),
+        "perf found the map by itself"
+    );
+
+    let out = run_ok("ksym-resolve", &["--perf-map", &map], input.as_bytes());
+    let out = String::from_utf8(out).unwrap();
+    // perf's own names: the same capture with the map where perf reads it.
+    let in_tmp = std::path::Path::new("/tmp").join(&file_name);
+    assert!(
+        !in_tmp.exists(),
+        "{}: left by another run",
+        in_tmp.display()
+    );
+    std::fs::copy(&map, &in_tmp).unwrap();
+    let reference = tool("perf", &["script", "-i", d]);
+    std::fs::remove_file(&in_tmp).unwrap();
+
+    assert_eq!(out.lines().count(), input.lines().count());
+    let mut named = 0;
+    for ((got, was), want) in out.lines().zip(input.lines()).zip(reference.lines()) {
+        if was.ends_with(&dso) {
+            assert_eq!(got, want, "a JIT frame: perf with its map says otherwise");
+            assert!(!got.contains("[unknown]"), "{got}");
+            named += 1;
+        } else {
+            assert_eq!(got, was, "not a JIT frame: unchanged");
+        }
+    }
+    assert_eq!(named, jit_frames);
+    for name in ["jit_spin+0x", "Script:~spin b.js:3:7+0x"] {
+        assert!(out.contains(name), "no sample in {name}");
+    }
+}
+
+/// Frames of the kernel and of its modules are the kernel blob's to name;
+/// under a program's blob or a perf map they stay byte for byte (they
+/// became `[unknown]` under a program's blob before).
+#[test]
+fn kernel_frames_stay_under_a_programs_blob_or_a_perf_map() {
+    let dir = scratch("perf_map_kernel_frames");
+    let map = dir.join("perf-77.map");
+    std::fs::write(&map, "7f0000001000 40 jit_a\n").unwrap();
+    let prog = dir.join("prog");
+    tool(
+        "cc",
+        &[
+            "-O2",
+            "-o",
+            prog.to_str().unwrap(),
+            data("funcs.c").to_str().unwrap(),
+        ],
+    );
+    let blob = dir.join("prog.ksym");
+    run_ok(
+        "ksym-pack",
+        &[
+            "--elf",
+            prog.to_str().unwrap(),
+            "-o",
+            blob.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let kernel = "\t    ffffffff81000010 do_syscall_64+0x10 ([kernel.kallsyms])\n\
+                  \t    ffffffffc0a01234 nft_do_chain+0x34 ([nf_tables])\n\
+                  sh 77 [000] 1.0: 1 cycles: ffffffff81000010 do_syscall_64+0x10 ([kernel.kallsyms])\n";
+    let jit = "\t    7f0000001008 [unknown] (/tmp/perf-77.map)\n";
+    let input = format!("{kernel}{jit}");
+    let out = run_ok(
+        "ksym-resolve",
+        &["--perf-map", map.to_str().unwrap()],
+        input.as_bytes(),
+    );
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        format!("{kernel}\t    7f0000001008 jit_a+0x8 (/tmp/perf-77.map)\n")
+    );
+    let out = run_ok("ksym-resolve", &[blob.to_str().unwrap()], input.as_bytes());
+    assert_eq!(String::from_utf8(out).unwrap(), input);
+}
+
+/// A JIT reuses freed code memory: entries that overlap name nothing
+/// (the map cannot say which was there when perf sampled), with a note.
+#[test]
+fn overlapping_entries_are_left_unnamed_with_a_note() {
+    let dir = scratch("perf_map_overlap");
+    let map = dir.join("perf-9.map");
+    std::fs::write(&map, "1000 100 old\n1080 100 new\n2000 10 kept\n").unwrap();
+    let input = "\t    10a0 [unknown] (/tmp/perf-9.map)\n\t    2004 [unknown] (/tmp/perf-9.map)\n";
+    let out = run(
+        "ksym-resolve",
+        &["--perf-map", map.to_str().unwrap()],
+        input.as_bytes(),
+    );
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "\t    10a0 [unknown] (/tmp/perf-9.map)\n\t    2004 kept+0x4 (/tmp/perf-9.map)\n"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("2 entries overlap another"), "{err}");
+    // A line that is not an entry: the file and line are named, exit 1.
+    std::fs::write(&map, "1000 100 ok\nnot a map line\n").unwrap();
+    let out = run("ksym-resolve", &["--perf-map", map.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("perf-9.map") && err.contains("line 2: expected"),
+        "{err}"
+    );
+}
