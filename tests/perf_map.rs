@@ -3,7 +3,8 @@
 //! addresses perf prints for anonymous memory. A real `perf record -g` of
 //! tests/data/jit.c, whose map is not where perf looks: every JIT frame
 //! perf left `[unknown]` gets the name perf itself gives once the map is
-//! in /tmp, and every other line is unchanged. And the kernel's frames
+//! in /tmp, and every other line is unchanged, also beside a store in one
+//! pass. And the kernel's frames
 //! stay as perf printed them under a blob that is not the kernel's.
 mod common;
 
@@ -77,6 +78,39 @@ fn a_jits_frames_get_the_names_perf_gives_with_its_map() {
     for name in ["jit_spin+0x", "Script:~spin b.js:3:7+0x"] {
         assert!(out.contains(name), "no sample in {name}");
     }
+
+    // Whole stacks: with a store (here of the program alone: the kernel's,
+    // libc's and ld.so's frames pass as perf printed them), the map names
+    // the JIT's frames in the same pass; the whole output is perf's own.
+    let store = dir.join("store");
+    run_ok(
+        "ksym-pack",
+        &[
+            "--store",
+            store.to_str().unwrap(),
+            "--elf",
+            jit.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let s = store.to_str().unwrap();
+    let out = run_ok(
+        "ksym-resolve",
+        &["--store", s, "--perf-map", &map],
+        input.as_bytes(),
+    );
+    assert!(
+        out == reference.as_bytes(),
+        "--store and --perf-map: not perf's output"
+    );
+    // Without the map, a note says what is missing.
+    let out = run("ksym-resolve", &["--store", s], input.as_bytes());
+    assert_eq!(out.stdout, input.as_bytes());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("a JIT's code: its frames pass unchanged (give the map with --perf-map)"),
+        "{err}"
+    );
 }
 
 /// Frames of the kernel and of its modules are the kernel blob's to name;
@@ -155,4 +189,13 @@ fn overlapping_entries_are_left_unnamed_with_a_note() {
         err.contains("perf-9.map") && err.contains("line 2: expected"),
         "{err}"
     );
+    // The map takes the place of a blob, once (a store takes several).
+    let m = map.to_str().unwrap();
+    for args in [
+        &["--perf-map", m, "--perf-map", m][..],
+        &[m, "--perf-map", m],
+    ] {
+        let out = run("ksym-resolve", args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
 }

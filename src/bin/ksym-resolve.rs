@@ -16,7 +16,7 @@ use ksym::store::select::KernelRef;
 fn parse_args() -> Result<ResolveJob, CliError> {
     use lexopt::prelude::*;
     let (mut blob, mut kallsyms, mut inputs) = (None, None, Vec::new());
-    let mut perf_map = None;
+    let mut perf_maps = Vec::new();
     let mut store = std::env::var("KSYM_STORE").ok().filter(|s| !s.is_empty());
     let mut forced: Option<KernelRef> = None;
     let mut opts = ResolveOptions {
@@ -46,7 +46,7 @@ fn parse_args() -> Result<ResolveJob, CliError> {
             Long("stext") => stext = Some(parse_hex_arg("--stext", p.value()?)?),
             Long("etext") => etext = Some(parse_hex_arg("--etext", p.value()?)?),
             Long("kallsyms") => kallsyms = Some(p.value()?.string()?),
-            Long("perf-map") => perf_map = Some(p.value()?.string()?),
+            Long("perf-map") => perf_maps.push(p.value()?.string()?),
             Long("names") => names = true,
             Long("store") => store = Some(p.value()?.string()?),
             Long("build-id") => {
@@ -73,7 +73,7 @@ fn parse_args() -> Result<ResolveJob, CliError> {
             Value(v)
                 if blob.is_none()
                     && kallsyms.is_none()
-                    && perf_map.is_none()
+                    && perf_maps.is_empty()
                     && store.is_none() =>
             {
                 blob = Some(v.string()?)
@@ -82,19 +82,19 @@ fn parse_args() -> Result<ResolveJob, CliError> {
             _ => return Err(arg.unexpected().into()),
         }
     }
-    let source = match (kallsyms, perf_map, blob, store) {
-        (Some(_), Some(_), ..) | (_, Some(_), _, Some(_)) => {
-            return Err(CliError::Usage(
-                "--perf-map is the symbols' source: not with --kallsyms or --store".into(),
-            ));
-        }
-        (Some(k), ..) => Source::Kallsyms(k),
-        (None, Some(m), ..) => Source::PerfMap(m),
-        (None, None, Some(b), _) => Source::Blob(b),
-        (None, None, None, Some(s)) => Source::Store(s, forced.take()),
-        _ => {
+    let source = match (kallsyms, blob, store) {
+        (Some(k), ..) if perf_maps.is_empty() => Source::Kallsyms(k),
+        (None, Some(b), _) if perf_maps.is_empty() => Source::Blob(b),
+        (None, None, Some(s)) => Source::Store(s, forced.take()),
+        (None, None, None) if perf_maps.len() == 1 => Source::PerfMap(perf_maps.remove(0)),
+        (None, None, None) if perf_maps.is_empty() => {
             return Err(CliError::Usage(
                 "missing BLOB (or --kallsyms FILE, --perf-map FILE, --store)".into(),
+            ));
+        }
+        _ => {
+            return Err(CliError::Usage(
+                "--perf-map takes the place of BLOB, once; with --store, each one's frames are named by it".into(),
             ));
         }
     };
@@ -126,6 +126,7 @@ fn parse_args() -> Result<ResolveJob, CliError> {
         names,
         maps: maps.map(|m| (m, dso)),
         build_ids,
+        perf_maps,
     })
 }
 

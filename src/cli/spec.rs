@@ -368,7 +368,7 @@ pub const RESOLVE: Tool = Tool {
             "perf-map",
             "FILE",
             Value::File,
-            "resolve a JIT's frames from its /tmp/perf-PID.map instead of a blob",
+            "resolve a JIT's frames from its /tmp/perf-PID.map instead of a blob; with --store, repeatable",
         ),
         with(
             "store",

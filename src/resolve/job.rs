@@ -44,6 +44,8 @@ pub struct ResolveJob {
     /// `--build-ids FILE` (with `--store`): `perf buildid-list`'s output,
     /// naming the build-id of each binary perf's frames name by path.
     pub build_ids: Option<String>,
+    /// `--perf-map FILE`s with `--store`: JITs whose frames their maps name.
+    pub perf_maps: Vec<String>,
 }
 
 impl ResolveJob {
@@ -68,12 +70,17 @@ impl ResolveJob {
                     }
                     None => Vec::new(),
                 };
+                let mut jits = Vec::new();
+                for m in &self.perf_maps {
+                    jits.push((m.clone(), jit_space(m)?));
+                }
                 return super::store_run::resolve_with_store(
                     spec,
                     timeout,
                     self.opts.clone(),
                     forced.clone(),
                     &ids,
+                    jits,
                     &self.inputs,
                 );
             }
@@ -83,15 +90,7 @@ impl ResolveJob {
                 (blob, k)
             }
             Source::PerfMap(m) => {
-                let text = std::fs::read(m).map_err(|e| CliError::input(m, e))?;
-                let jit = crate::normalize::perf_map::jit_space(m.as_bytes(), &text)
-                    .map_err(|e| CliError::input(m, e))?;
-                if jit.overlapping > 0 {
-                    eprintln!(
-                        "ksym-resolve: {m}: {} entries overlap another (code the JIT replaced); their addresses are left unnamed",
-                        jit.overlapping
-                    );
-                }
+                let jit = jit_space(m)?;
                 let blob = AlignedBlob::copy_from(&jit.blob);
                 perf_map = Some((jit.range, jit.paths));
                 (blob, m)
@@ -147,4 +146,22 @@ impl ResolveJob {
         }
         Ok(())
     }
+}
+
+/// The perf map at `path`, packed ([`crate::normalize::perf_map`]), with a
+/// note on stderr counting the entries left out for overlapping.
+///
+/// Errors: the file cannot be read or is not a perf map (line and what
+/// was expected).
+fn jit_space(path: &str) -> Result<crate::normalize::perf_map::JitSpace, CliError> {
+    let text = std::fs::read(path).map_err(|e| CliError::input(path, e))?;
+    let jit = crate::normalize::perf_map::jit_space(path.as_bytes(), &text)
+        .map_err(|e| CliError::input(path, e))?;
+    if jit.overlapping > 0 {
+        eprintln!(
+            "ksym-resolve: {path}: {} entries overlap another (code the JIT replaced); their addresses are left unnamed",
+            jit.overlapping
+        );
+    }
+    Ok(jit)
 }

@@ -219,6 +219,13 @@ impl<'s> StoreRun<'s> {
                     }
                 }
             }
+            None if is_perf_map(path) => {
+                self.notes.push(format!(
+                    "{}: a JIT's code: its frames pass unchanged (give the map with --perf-map)",
+                    String::from_utf8_lossy(path)
+                ));
+                None
+            }
             None => {
                 self.notes.push(format!(
                     "{}: no build-id (not on this machine; give --build-ids from `perf buildid-list`, or record with --buildid-mmap): its frames pass unchanged",
@@ -284,6 +291,34 @@ impl<'s> StoreRun<'s> {
             resolver: Resolver::new(map, opts),
             name,
         })
+    }
+
+    /// Routes the frames of a JIT's perf map ([`crate::normalize::perf_map`])
+    /// to its entries: perf's runtime addresses, no bias, inside its code.
+    ///
+    /// Errors: the packed map does not open (a bug: it was just packed).
+    pub fn add_jit(&mut self, jit: crate::normalize::perf_map::JitSpace) -> Result<(), String> {
+        let blob = crate::blobfile::AlignedBlob::copy_from(&jit.blob);
+        let blob: &'static crate::blobfile::AlignedBlob = Box::leak(Box::new(blob));
+        let map: &'static Kallsyms<'static> = Box::leak(Box::new(
+            Kallsyms::from_blob(blob.as_bytes(), None, None).map_err(|e| e.to_string())?,
+        ));
+        let opts = ResolveOptions {
+            slide: 0,
+            kaslr_from_sym: false,
+            ranges: Some(vec![jit.range].into()),
+            paths: Some(jit.paths.clone().into()),
+            ..self.opts.clone()
+        };
+        self.binaries.push(Kernel {
+            map,
+            resolver: Resolver::new(map, opts),
+            name: String::from_utf8_lossy(&jit.paths[0]).into_owned(),
+        });
+        for p in jit.paths {
+            self.path_bin.insert(p, Some(self.binaries.len() - 1));
+        }
+        Ok(())
     }
 
     fn fail(&mut self, what: String) {
@@ -481,12 +516,21 @@ fn bytecount_lines(b: &[u8]) -> u64 {
     b.iter().filter(|&&c| c == b'\n').count() as u64
 }
 
+/// Whether `path` is perf's name for a JIT's anonymous code,
+/// `/tmp/perf-PID.map`.
+fn is_perf_map(path: &[u8]) -> bool {
+    path.strip_prefix(b"/tmp/perf-")
+        .and_then(|r| r.strip_suffix(b".map"))
+        .is_some_and(|pid| !pid.is_empty() && pid.iter().all(u8::is_ascii_digit))
+}
+
 /// Everything `ksym-resolve --store SPEC` does once its arguments are
 /// parsed: opens the store (HTTP requests limited to `timeout`, remote
 /// blobs cached under [`crate::store::fetch::default_cache_dir`]), learns
-/// `build_ids` (`(path, build-id)` pairs of `perf buildid-list`), resolves
-/// each input with its own kernel's and binaries' blobs, prints the notes
-/// on stderr.
+/// `build_ids` (`(path, build-id)` pairs of `perf buildid-list`) and
+/// `jits` (JIT perf maps, each with its file's name, for their frames),
+/// resolves each input with its own kernel's and binaries' blobs, prints
+/// the notes on stderr.
 ///
 /// Errors: the store cannot be opened, an input cannot be read, stdout
 /// fails, or a store error was met during the run (the traces concerned
@@ -497,6 +541,7 @@ pub fn resolve_with_store(
     opts: ResolveOptions,
     forced: Option<KernelRef>,
     build_ids: &[crate::normalize::perf::PathBuildId],
+    jits: Vec<(String, crate::normalize::perf_map::JitSpace)>,
     inputs: &[String],
 ) -> Result<(), crate::cli::CliError> {
     use crate::cli::{CliError, open_input};
@@ -505,6 +550,9 @@ pub fn resolve_with_store(
     let mut run = StoreRun::new(&store, opts, forced);
     for (path, id) in build_ids {
         run.learn_build_id(path, id.clone());
+    }
+    for (file, jit) in jits {
+        run.add_jit(jit).map_err(|e| CliError::input(&file, e))?;
     }
     let mut out = io::stdout().lock();
     let mut result = Ok(());
