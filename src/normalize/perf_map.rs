@@ -65,19 +65,16 @@ pub fn parse(text: &[u8]) -> Result<PerfMap, String> {
     let before = entries.len();
     entries.dedup();
     let repeated = before - entries.len();
-    // Sweep in start order with the entries still open at each start: an
-    // entry that begins inside an open one overlaps it, and both go.
+    // In start order, an entry overlaps an earlier one when it starts below
+    // the farthest end before it, and a later one when it ends past the
+    // next start: linear, however many entries a reused address has.
     let mut dropped = vec![false; entries.len()];
-    let mut open: Vec<usize> = Vec::new();
-    for (i, &(start, _, _)) in entries.iter().enumerate() {
-        open.retain(|&k| entries[k].0.saturating_add(entries[k].1) > start);
-        if !open.is_empty() {
-            dropped[i] = true;
-            for &k in &open {
-                dropped[k] = true;
-            }
-        }
-        open.push(i);
+    let mut reach = 0u64;
+    for (i, &(start, size, _)) in entries.iter().enumerate() {
+        let end = start + size;
+        let next = entries.get(i + 1).map_or(u64::MAX, |e| e.0);
+        dropped[i] = (i > 0 && start < reach) || end > next;
+        reach = reach.max(end);
     }
     let mut list = SymbolList::new();
     for (i, &(start, size, name)) in entries.iter().enumerate() {
