@@ -65,17 +65,19 @@ measure() {
 
 # race INPUT LABEL CMD [LABEL CMD]...: runs the commands in turn, ${RUNS:-7}
 # rounds, each reading INPUT, so that the drift of this VM hits them alike;
-# sets WALLS[i] (s, best) and RSSES[i] (KiB, largest). CMD is split on blanks.
+# sets WALLS[i] (s, best), CPUS[i] (user + system s, best) and RSSES[i]
+# (KiB, largest). CMD is split on blanks.
 race() {
     local in=$1; shift
     local labels=() cmds=() i
     while [ $# -gt 0 ]; do labels+=("$1"); cmds+=("$2"); shift 2; done
-    WALLS=(); RSSES=()
+    WALLS=(); CPUS=(); RSSES=()
     for _ in $(seq "${RUNS:-7}"); do
         for i in "${!cmds[@]}"; do
             # shellcheck disable=SC2086
             once "$in" /dev/null ${cmds[$i]}
             if [ -z "${WALLS[$i]:-}" ] || awk "BEGIN { exit !($W1 < ${WALLS[$i]}) }"; then WALLS[$i]=$W1; fi
+            if [ -z "${CPUS[$i]:-}" ] || awk "BEGIN { exit !($C1 < ${CPUS[$i]}) }"; then CPUS[$i]=$C1; fi
             if [ -z "${RSSES[$i]:-}" ] || [ "$R1" -gt "${RSSES[$i]}" ]; then RSSES[$i]=$R1; fi
         done
     done
@@ -364,36 +366,26 @@ PY
             gp=$WALL; gsz=$(stat -c %s "$W/user.$name.gsym")
             python3 -c "print('  %s: blob %d bytes, GSYM %d bytes: %.3fx | pack %.3f s, llvm-gsymutil %.3f s: %.2fx the time' % ('$name', $ksz, $gsz, $ksz / $gsz, $kp, $gp, $kp / $gp))" >&2
         fi
-        # One race, each tool reading the same addresses (blazecli takes
+        # One race, each tool given the same addresses (blazecli takes
         # them as arguments, llvm-gsymutil from a response file: its
         # --addresses-from-stdin opens the GSYM file again for each line).
         [ -x "$LLVM_BIN/llvm-symbolizer" ] && cmds+=("llvm-symbolizer --inlines" "$LLVM_BIN/llvm-symbolizer --inlines -e $dwarf")
         [ -n "$GSYMUTIL" ] && cmds+=("llvm-gsymutil" "$GSYMUTIL $W/user.$name.gsym @$W/user.$name.grsp")
         [ -n "$BLAZECLI" ] && cmds+=("blazecli symbolize elf" "$BLAZECLI symbolize elf --path $dwarf $(tr '\n' ' ' < "$W/user.$name.addrs")")
-        labels=(); run=()
+        RUNS=${RUNS:-3} race "$W/user.$name.addrs" "${cmds[@]}"
+        labels=()
         for ((i = 0; i < ${#cmds[@]}; i += 2)); do labels+=("${cmds[$i]}"); done
-        CPUS=(); WALLS=()
-        for ((r = 0; r < ${RUNS:-3}; r++)); do
-            for ((i = 0; i < ${#cmds[@]}; i += 2)); do
-                j=$((i / 2))
-                # shellcheck disable=SC2086
-                once "$W/user.$name.addrs" /dev/null ${cmds[$((i + 1))]}
-                if [ -z "${CPUS[$j]:-}" ] || awk "BEGIN { exit !($C1 < ${CPUS[$j]}) }"; then CPUS[$j]=$C1; fi
-                if [ -z "${WALLS[$j]:-}" ] || awk "BEGIN { exit !($W1 < ${WALLS[$j]}) }"; then WALLS[$j]=$W1; fi
-                if [ -z "${run[$j]:-}" ] || [ "$R1" -gt "${run[$j]}" ]; then run[$j]=$R1; fi
-            done
-        done
         for j in "${!labels[@]}"; do
-            python3 -c "print('%-40s %9.0f lookups/s wall, %9.0f per CPU s (10 ms ticks) %9d KiB  (best of ${RUNS:-3}, interleaved)' % ('${labels[$j]}', 1e5 / ${WALLS[$j]}, 1e5 / max(${CPUS[$j]}, 1e-2), ${run[$j]}))" >&2
+            python3 -c "print('%-40s %9.0f lookups/s wall, %9.0f per CPU s (10 ms ticks) %9d KiB  (best of ${RUNS:-3}, interleaved)' % ('${labels[$j]}', 1e5 / ${WALLS[$j]}, 1e5 / max(${CPUS[$j]}, 1e-2), ${RSSES[$j]}))" >&2
         done
         # Ratios of wall times: these tools run on one thread, and the CPU
         # clock of /usr/bin/time ticks at 10 ms, a quarter of ksym's time.
-        [ ${#labels[@]} -gt 1 ] && python3 - "${WALLS[*]}" "${run[*]}" "$(IFS='|'; echo "${labels[*]}")" <<'PY' >&2
+        [ ${#labels[@]} -gt 1 ] && python3 - "${WALLS[*]}" "${RSSES[*]}" "$(IFS='|'; echo "${labels[*]}")" <<'PY' >&2
 import sys
-cpu = [float(c) for c in sys.argv[1].split()]
+wall = [float(c) for c in sys.argv[1].split()]
 rss = [int(r) for r in sys.argv[2].split()]
 labels = sys.argv[3].split("|")
-print("  rate ksym / peer: " + ", ".join("%s %.1fx" % (l, c / cpu[0]) for l, c in zip(labels[1:], cpu[1:])) +
+print("  rate ksym / peer: " + ", ".join("%s %.1fx" % (l, w / wall[0]) for l, w in zip(labels[1:], wall[1:])) +
       " | peak memory ksym / lowest peer %.2f" % (rss[0] / min(rss[1:])))
 PY
         [ -x "$LLVM_BIN/llvm-symbolizer" ] && PATH="$LLVM_BIN:$PATH" KSYM_RESOLVE="$B/ksym-resolve" \

@@ -47,20 +47,24 @@ def ours(blob, addrs, ksym):
     return res, syms
 
 
-def llvm(vmlinux, addrs, flags):
-    p = subprocess.run([LLVM, "--inlines", "--output-style=JSON", *flags, "-e", vmlinux],
+def llvm_symbols(elf, addrs, flags):
+    """llvm-symbolizer's JSON `Symbol` list (frames, innermost first) of each address."""
+    p = subprocess.run([LLVM, "--inlines", "--output-style=JSON", *flags, "-e", elf],
                        input="".join(f"0x{a:x}\n" for a in addrs),
                        capture_output=True, text=True, check=True)
+    return [json.loads(line)["Symbol"] for line in p.stdout.splitlines()]
+
+
+def llvm(vmlinux, addrs, flags):
     res, syms = [], []
-    for line in p.stdout.splitlines():
-        o = json.loads(line)
-        fr = [(s["FunctionName"], s["FileName"], s["Line"]) for s in o["Symbol"]]
+    for symbol in llvm_symbols(vmlinux, addrs, flags):
+        fr = [(s["FunctionName"], s["FileName"], s["Line"]) for s in symbol]
         sym = None
         # No line information: llvm prints one frame at line 0, its name
         # and file from the symbol table (STT_FUNC, and STT_FILE: a base
         # name or nothing); ksym's JSON gives an empty list.
         if len(fr) == 1 and fr[0][2] == 0 and "/" not in fr[0][1]:
-            s0 = o["Symbol"][0]
+            s0 = symbol[0]
             if s0["FunctionName"] not in ("??", ""):
                 sym = (s0["FunctionName"], int(s0.get("StartAddress") or "0x0", 16))
             fr = []
@@ -154,10 +158,8 @@ def kind(a, b):
 def gnu_demangled(elf, addrs):
     """llvm-symbolizer's frames of `addrs` with mangled names, each
     demangled by GNU's c++filt (one run for all)."""
-    p = subprocess.run([LLVM, "--inlines", "--output-style=JSON", "--no-demangle", "-e", elf],
-                       input="".join(f"0x{a:x}\n" for a in addrs), capture_output=True, text=True, check=True)
-    frames = [[(s["FunctionName"], s["FileName"], s["Line"]) for s in json.loads(l)["Symbol"]]
-              for l in p.stdout.splitlines()]
+    frames = [[(s["FunctionName"], s["FileName"], s["Line"]) for s in symbol]
+              for symbol in llvm_symbols(elf, addrs, ["--no-demangle"])]
     names = [f[0] for fr in frames for f in fr]
     # -i: standard substitutions short (std::ostream), as __cxa_demangle prints them.
     out = subprocess.run(["c++filt", "-i"], input="".join(n + "\n" for n in names),

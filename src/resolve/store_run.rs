@@ -256,9 +256,8 @@ impl<'s> StoreRun<'s> {
                 return None;
             }
         };
-        let blob: &'static crate::blobfile::AlignedBlob = Box::leak(Box::new(blob));
-        match Kallsyms::from_blob(blob.as_bytes(), None, None) {
-            Ok(map) => Some(Box::leak(Box::new(map))),
+        match open_for_the_run(blob) {
+            Ok(map) => Some(map),
             Err(e) => {
                 self.fail(format!("{name}: {e}"));
                 None
@@ -279,18 +278,31 @@ impl<'s> StoreRun<'s> {
             ));
             return None;
         };
+        Some(self.binary_resolver(map, space.bias, space.ranges, space.paths, name))
+    }
+
+    /// A user-space binary's (or a JIT's) resolver: addresses inside
+    /// `ranges` less `bias`, perf frames of `paths`.
+    fn binary_resolver(
+        &self,
+        map: &'static Kallsyms<'static>,
+        bias: u64,
+        ranges: Vec<std::ops::Range<u64>>,
+        paths: Vec<Vec<u8>>,
+        name: String,
+    ) -> Kernel {
         let opts = ResolveOptions {
-            slide: space.bias,
+            slide: bias,
             kaslr_from_sym: false,
-            ranges: Some(space.ranges.into()),
-            paths: Some(space.paths.into()),
+            ranges: Some(ranges.into()),
+            paths: Some(paths.into()),
             ..self.opts.clone()
         };
-        Some(Kernel {
+        Kernel {
             map,
             resolver: Resolver::new(map, opts),
             name,
-        })
+        }
     }
 
     /// Routes the frames of a JIT's perf map ([`crate::normalize::perf_map`])
@@ -299,22 +311,10 @@ impl<'s> StoreRun<'s> {
     /// Errors: the packed map does not open (a bug: it was just packed).
     pub fn add_jit(&mut self, jit: crate::normalize::perf_map::JitSpace) -> Result<(), String> {
         let blob = crate::blobfile::AlignedBlob::copy_from(&jit.blob);
-        let blob: &'static crate::blobfile::AlignedBlob = Box::leak(Box::new(blob));
-        let map: &'static Kallsyms<'static> = Box::leak(Box::new(
-            Kallsyms::from_blob(blob.as_bytes(), None, None).map_err(|e| e.to_string())?,
-        ));
-        let opts = ResolveOptions {
-            slide: 0,
-            kaslr_from_sym: false,
-            ranges: Some(vec![jit.range].into()),
-            paths: Some(jit.paths.clone().into()),
-            ..self.opts.clone()
-        };
-        self.binaries.push(Kernel {
-            map,
-            resolver: Resolver::new(map, opts),
-            name: String::from_utf8_lossy(&jit.paths[0]).into_owned(),
-        });
+        let map = open_for_the_run(blob).map_err(|e| e.to_string())?;
+        let name = String::from_utf8_lossy(&jit.paths[0]).into_owned();
+        let jit_resolver = self.binary_resolver(map, 0, vec![jit.range], jit.paths.clone(), name);
+        self.binaries.push(jit_resolver);
         for p in jit.paths {
             self.path_bin.insert(p, Some(self.binaries.len() - 1));
         }
@@ -514,6 +514,21 @@ impl<'s> StoreRun<'s> {
 
 fn bytecount_lines(b: &[u8]) -> u64 {
     b.iter().filter(|&&c| c == b'\n').count() as u64
+}
+
+/// `blob` opened for the rest of the process: a run uses each blob until
+/// it ends, and resolvers borrow it (see [`Kernel`]).
+///
+/// Errors: the blob does not open (FORMAT.md §13).
+fn open_for_the_run(
+    blob: crate::blobfile::AlignedBlob,
+) -> Result<&'static Kallsyms<'static>, crate::blob::BlobError> {
+    let blob: &'static crate::blobfile::AlignedBlob = Box::leak(Box::new(blob));
+    Ok(Box::leak(Box::new(Kallsyms::from_blob(
+        blob.as_bytes(),
+        None,
+        None,
+    )?)))
 }
 
 /// Whether `path` is perf's name for a JIT's anonymous code,
