@@ -8,39 +8,9 @@
 //! And Debian's libc through `libc6-dbg`, when installed (CI installs it).
 mod common;
 
-use common::{data, run, run_ok, scratch, tool};
+use common::{data, nm_all, nm_functions, run, run_ok, scratch, tool};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-/// `nm -S --defined-only` of `elf`'s functions (`T t W w i`) with a size:
-/// address, size and name, without symbol versions.
-fn nm_functions(elf: &Path) -> Vec<(u64, u64, String)> {
-    nm_all(elf).into_iter().filter(|(_, s, _)| *s > 0).collect()
-}
-
-/// As [`nm_functions`], those without a size (assembly labels) too.
-fn nm_all(elf: &Path) -> Vec<(u64, u64, String)> {
-    tool("nm", &["-S", "--defined-only", elf.to_str().unwrap()])
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let (a, s, t, n) = match f[..] {
-                [a, s, t, n] => (a, s, t, n),
-                [a, t, n] => (a, "0", t, n),
-                _ => return None,
-            };
-            "TtWwi"
-                .contains(t)
-                .then(|| {
-                    (
-                        u64::from_str_radix(a, 16).unwrap(),
-                        u64::from_str_radix(s, 16).unwrap(),
-                    )
-                })
-                .map(|(a, s)| (a, s, n.split('@').next().unwrap().to_string()))
-        })
-        .collect()
-}
 
 /// `ksym-resolve BLOB` on bare addresses: the name printed for each, or
 /// `None` where it printed none (the address is left as it was).
@@ -311,19 +281,7 @@ fn debians_libc_through_its_dbg_package() {
 #[test]
 fn runtime_addresses_resolve_through_the_process_maps() {
     let dir = scratch("user-maps");
-    let prog = dir.join("maps");
-    tool(
-        "cc",
-        &[
-            "-O2",
-            "-g",
-            "-fPIE",
-            "-pie",
-            "-o",
-            prog.to_str().unwrap(),
-            data("maps.c").to_str().unwrap(),
-        ],
-    );
+    let prog = common::cc_pie(&dir, "maps.c", "maps");
     let out = tool(prog.to_str().unwrap(), &[]);
     let mut lines = out.lines();
     let mut addr = HashMap::new();
@@ -451,18 +409,7 @@ fn runtime_addresses_resolve_through_the_process_maps() {
 }
 
 fn debugfile_installed(elf: &Path) -> bool {
-    let id = tool("readelf", &["-n", elf.to_str().unwrap()]);
-    id.split("Build ID: ")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .is_some_and(|id| {
-            Path::new(&format!(
-                "/usr/lib/debug/.build-id/{}/{}.debug",
-                &id[..2],
-                &id[2..]
-            ))
-            .exists()
-        })
+    common::debug_file(elf).is_some()
 }
 
 /// `-gsplit-dwarf`: the skeleton units' line tables are packed, and

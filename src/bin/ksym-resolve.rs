@@ -114,6 +114,11 @@ fn parse_args() -> Result<ResolveJob, CliError> {
     if dso.is_some() && maps.is_none() {
         return Err(CliError::Usage("--dso needs --maps FILE".into()));
     }
+    if dso.is_some() && matches!(source, Source::Store(..)) {
+        return Err(CliError::Usage(
+            "--dso picks one blob's binary; with --store every binary of --maps is found by build-id".into(),
+        ));
+    }
     if inputs.is_empty() {
         inputs.push("-".into());
     }

@@ -305,7 +305,9 @@ pub const RESOLVE: Tool = Tool {
         inline chain, oops lines are decoded as decode_stacktrace.sh does. With --store, perf \
         callchain frames of user-space binaries (`ADDR (PATH)`, perf's file offset), sanitizer \
         frames (`(PATH+0xOFF)`) and glibc backtraces (`PATH(+0xOFF)`) are named by the blob of \
-        PATH's build-id (ksym-pack --store --elf). With --perf-map, a JIT's frames \
+        PATH's build-id (ksym-pack --store --elf); with --maps too, a process's runtime \
+        addresses (bare, perf `-F ip,sym`, bpftrace's `ADDR 0xADDR ([unknown])`, bcc's) by the \
+        blob of the binary mapped there. With --perf-map, a JIT's frames \
         (`ADDR [unknown] (/tmp/perf-PID.map)`) and bare addresses are named from its perf map.",
     options: &[
         flag(
@@ -404,13 +406,13 @@ pub const RESOLVE: Tool = Tool {
             "maps",
             "FILE",
             Value::File,
-            "a process's /proc/PID/maps: runtime addresses of the blob's binary (ksym-pack --elf)",
+            "a process's /proc/PID/maps: runtime addresses of the blob's binary (--store: of every binary)",
         ),
         with(
             "dso",
             "NAME",
             Value::Text,
-            "with --maps: the binary's mappings are those of path or file name NAME",
+            "with --maps and a BLOB: the binary's mappings are those of path or file name NAME",
         ),
         flag(
             "line-buffered",

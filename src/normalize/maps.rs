@@ -160,6 +160,35 @@ pub fn locate_binary(
     })
 }
 
+/// The file-backed mappings of a process (`/`-rooted paths), grouped by
+/// path in the order they first appear; only files with an executable
+/// mapping (code that can be on a stack).
+pub fn file_mappings(all: &[Mapping]) -> Vec<(&[u8], Vec<&Mapping>)> {
+    let mut out: Vec<(&[u8], Vec<&Mapping>)> = Vec::new();
+    for m in all.iter().filter(|m| m.path.starts_with(b"/")) {
+        match out.iter_mut().find(|(p, _)| *p == &m.path[..]) {
+            Some((_, ms)) => ms.push(m),
+            None => out.push((&m.path, vec![m])),
+        }
+    }
+    out.retain(|(_, ms)| ms.iter().any(|m| m.exec));
+    out
+}
+
+/// The runtime address a line of a process's frames starts with: blanks,
+/// then `0x` and 1 to 16 hex digits, or 1 to 16 hex digits, then a blank
+/// or the end (a bare address, perf's `-F ip,sym` frame, bpftrace's and
+/// bcc's frames).
+pub fn leading_address(line: &[u8]) -> Option<u64> {
+    let s = line.trim_ascii_start();
+    let s = s.strip_prefix(b"0x").unwrap_or(s);
+    let n = s.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if n == 0 || n > 16 || s.get(n).is_some_and(|b| !b.is_ascii_whitespace()) {
+        return None;
+    }
+    crate::text::hex::parse_u64(&s[..n])
+}
+
 /// The GNU build-id of the ELF file at `path` (as a maps file or perf
 /// prints it) on this machine, if any.
 pub fn file_build_id(path: &[u8]) -> Option<Vec<u8>> {
@@ -213,5 +242,39 @@ mod tests {
         assert_eq!(load_bias(&maps, &moved), Some(0x55d0_c8a0_1000 - 0x2000));
         // No executable segment where the mapping is: not this binary.
         assert_eq!(load_bias(&maps, &libc[..1]), None);
+    }
+
+    #[test]
+    fn files_with_code_are_grouped_by_path() {
+        let m = parse(MAPS).unwrap();
+        let files = file_mappings(&m);
+        let paths: Vec<&[u8]> = files.iter().map(|f| f.0).collect();
+        assert_eq!(
+            paths,
+            [
+                &b"/usr/bin/prog"[..],
+                b"/usr/lib/x86_64-linux-gnu/libc.so.6"
+            ]
+        );
+        assert!(files.iter().all(|f| f.1.len() == 2));
+        let data_only = parse(b"5000-6000 rw-p 00000000 fe:01 3 /var/db\n").unwrap();
+        assert!(file_mappings(&data_only).is_empty());
+    }
+
+    #[test]
+    fn a_line_s_leading_address() {
+        assert_eq!(leading_address(b"0x7f00c2afd694\n"), Some(0x7f00_c2af_d694));
+        assert_eq!(
+            leading_address(b"\t7f00c2afd694 0x7f00c2afd694 ([unknown])"),
+            Some(0x7f00_c2af_d694)
+        );
+        assert_eq!(
+            leading_address(b"    7f00c2afd694 [unknown]"),
+            Some(0x7f00_c2af_d694)
+        );
+        assert_eq!(leading_address(b"main+0x1a"), None);
+        assert_eq!(leading_address(b"deadbeefx"), None);
+        assert_eq!(leading_address(b"0x"), None);
+        assert_eq!(leading_address(b"12345678901234567"), None);
     }
 }

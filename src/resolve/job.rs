@@ -39,7 +39,8 @@ pub struct ResolveJob {
     /// `--names`: each input line is a name.
     pub names: bool,
     /// `--maps FILE` and `--dso NAME`: the process's mappings, and which
-    /// of them are the blob's binary.
+    /// of them are the blob's binary (with `--store`, every binary of the
+    /// process, by build-id; no `--dso`).
     pub maps: Option<(String, Option<String>)>,
     /// `--build-ids FILE` (with `--store`): `perf buildid-list`'s output,
     /// naming the build-id of each binary perf's frames name by path.
@@ -74,13 +75,20 @@ impl ResolveJob {
                 for m in &self.perf_maps {
                     jits.push((m.clone(), jit_space(m)?));
                 }
+                let maps = match &self.maps {
+                    Some((f, _)) => Some((f, std::fs::read(f).map_err(|e| CliError::input(f, e))?)),
+                    None => None,
+                };
                 return super::store_run::resolve_with_store(
                     spec,
                     timeout,
                     self.opts.clone(),
                     forced.clone(),
-                    &ids,
-                    jits,
+                    super::store_run::Known {
+                        build_ids: &ids,
+                        jits,
+                        maps: maps.as_ref().map(|(f, t)| (f.as_str(), &t[..])),
+                    },
                     &self.inputs,
                 );
             }

@@ -63,6 +63,9 @@ pub struct StoreRun<'s> {
     path_ids: HashMap<Vec<u8>, Vec<u8>>,
     /// Each path met so far: its binary (`None`: no build-id or no blob).
     path_bin: HashMap<Vec<u8>, Option<usize>>,
+    /// A process's address space (`--maps`): each executable mapping's
+    /// runtime addresses, its binary and its path, by start address.
+    spaces: Vec<(std::ops::Range<u64>, usize, Vec<u8>)>,
     target: Target,
     pending: Vec<u8>,
     /// Resolved text on its way to stdout: one write per block, not one per
@@ -94,6 +97,7 @@ impl<'s> StoreRun<'s> {
             loaded: HashMap::new(),
             path_ids: HashMap::new(),
             path_bin: HashMap::new(),
+            spaces: Vec::new(),
             target: Target::Kernel,
             pending: Vec::with_capacity(OUT_BLOCK + MAX_LINE),
             written: Vec::with_capacity(2 * OUT_BLOCK + MAX_LINE),
@@ -321,6 +325,85 @@ impl<'s> StoreRun<'s> {
         Ok(())
     }
 
+    /// Places the binaries of a process's `/proc/PID/maps` (`--maps`):
+    /// lines whose leading address is a runtime address inside one of
+    /// their executable mappings go to that binary's blob, the address
+    /// less its load bias. A binary's build-id comes from `--build-ids` or
+    /// from the file on this machine (never for a `(deleted)` one: the file
+    /// there now is another build); without one, or without a blob, or
+    /// when its mappings do not line up with the blob's load segments, its
+    /// addresses pass unchanged, with a note.
+    ///
+    /// Errors: the maps file does not parse (the line named).
+    pub fn add_maps(&mut self, text: &[u8]) -> Result<(), String> {
+        use crate::normalize::maps::{file_mappings, load_bias, parse};
+        let all = parse(text)?;
+        for (path, maps) in file_mappings(&all) {
+            let (file, deleted) = match path.strip_suffix(b" (deleted)") {
+                Some(f) => (f, true),
+                None => (path, false),
+            };
+            let shown = String::from_utf8_lossy(path);
+            let id = self.path_ids.get(file).cloned().or_else(|| {
+                (!deleted)
+                    .then(|| crate::normalize::maps::file_build_id(file))
+                    .flatten()
+            });
+            let Some(id) = id else {
+                self.notes.push(format!(
+                    "{shown}: no build-id (not on this machine; give --build-ids): its addresses pass unchanged"
+                ));
+                continue;
+            };
+            let name = format!("{shown} ({})", hex(&id));
+            let Some(map) = self.fetch(&id, &name, "addresses") else {
+                continue;
+            };
+            let segments: Vec<_> = match map {
+                Kallsyms::V2(v) => v.load_segments().collect(),
+                Kallsyms::V1(_) => Vec::new(),
+            };
+            let Some(bias) = load_bias(&maps, &segments) else {
+                self.notes.push(format!(
+                    "{name}: its mappings do not line up with its blob's load segments (another build?): its addresses pass unchanged"
+                ));
+                continue;
+            };
+            let ranges: Vec<_> = maps
+                .iter()
+                .filter(|m| m.exec)
+                .map(|m| m.range.clone())
+                .collect();
+            let resolver =
+                self.binary_resolver(map, bias, ranges.clone(), vec![file.to_vec()], name);
+            self.binaries.push(resolver);
+            let i = self.binaries.len() - 1;
+            self.spaces
+                .extend(ranges.into_iter().map(|r| (r, i, file.to_vec())));
+        }
+        self.spaces.sort_by_key(|s| s.0.start);
+        Ok(())
+    }
+
+    /// The binary of `--maps` whose code holds the runtime address `line`
+    /// starts with; not for a perf frame of another path (its address is
+    /// that file's offset, not a runtime one).
+    fn space_of(&self, line: &[u8]) -> Option<usize> {
+        if self.spaces.is_empty() {
+            return None;
+        }
+        let a = crate::normalize::maps::leading_address(line)?;
+        let k = self.spaces.partition_point(|s| s.0.start <= a);
+        let (range, i, path) = &self.spaces[k.checked_sub(1)?];
+        if !range.contains(&a) {
+            return None;
+        }
+        match callchain_path(line) {
+            Some(p) if p != &path[..] => None,
+            _ => Some(*i),
+        }
+    }
+
     fn fail(&mut self, what: String) {
         self.failed = true;
         self.notes
@@ -398,9 +481,12 @@ impl<'s> StoreRun<'s> {
                         self.held.extend_from_slice(l);
                         return Ok(());
                     }
-                    let target = callchain_path(l)
-                        .and_then(|p| self.binary_of(p))
-                        .map_or(Target::Kernel, Target::Binary);
+                    let target = match self.space_of(l) {
+                        Some(i) => Target::Binary(i),
+                        None => callchain_path(l)
+                            .and_then(|p| self.binary_of(p))
+                            .map_or(Target::Kernel, Target::Binary),
+                    };
                     if let Target::Binary(i) = target
                         && !self.held.is_empty()
                         && !self.opts.json
@@ -539,35 +625,48 @@ fn is_perf_map(path: &[u8]) -> bool {
         .is_some_and(|pid| !pid.is_empty() && pid.iter().all(u8::is_ascii_digit))
 }
 
+/// What a store run knows of the traced machine before its first line.
+#[derive(Default)]
+pub struct Known<'a> {
+    /// `(path, build-id)` pairs of `perf buildid-list` (`--build-ids`).
+    pub build_ids: &'a [crate::normalize::perf::PathBuildId],
+    /// JIT perf maps (`--perf-map`), each with its file's name.
+    pub jits: Vec<(String, crate::normalize::perf_map::JitSpace)>,
+    /// A process's `/proc/PID/maps` (`--maps`): its file's name and text
+    /// ([`StoreRun::add_maps`]).
+    pub maps: Option<(&'a str, &'a [u8])>,
+}
+
 /// Everything `ksym-resolve --store SPEC` does once its arguments are
 /// parsed: opens the store (HTTP requests limited to `timeout`, remote
 /// blobs cached under [`crate::store::fetch::default_cache_dir`]), learns
-/// `build_ids` (`(path, build-id)` pairs of `perf buildid-list`) and
-/// `jits` (JIT perf maps, each with its file's name, for their frames),
-/// resolves each input with its own kernel's and binaries' blobs, prints
-/// the notes on stderr.
+/// what is `known`, resolves each input with its own kernel's and
+/// binaries' blobs, prints the notes on stderr.
 ///
-/// Errors: the store cannot be opened, an input cannot be read, stdout
-/// fails, or a store error was met during the run (the traces concerned
-/// passed unchanged; the message says how many errors).
+/// Errors: the store cannot be opened, a perf map or maps file is not
+/// one (its line named), an input cannot be read, stdout fails, or a
+/// store error was met during the run (the traces concerned passed
+/// unchanged; the message says how many errors).
 pub fn resolve_with_store(
     spec: &str,
     timeout: std::time::Duration,
     opts: ResolveOptions,
     forced: Option<KernelRef>,
-    build_ids: &[crate::normalize::perf::PathBuildId],
-    jits: Vec<(String, crate::normalize::perf_map::JitSpace)>,
+    known: Known<'_>,
     inputs: &[String],
 ) -> Result<(), crate::cli::CliError> {
     use crate::cli::{CliError, open_input};
     let store = Store::open(spec, timeout, crate::store::fetch::default_cache_dir())
         .map_err(|e| CliError::input("--store", e))?;
     let mut run = StoreRun::new(&store, opts, forced);
-    for (path, id) in build_ids {
+    for (path, id) in known.build_ids {
         run.learn_build_id(path, id.clone());
     }
-    for (file, jit) in jits {
+    for (file, jit) in known.jits {
         run.add_jit(jit).map_err(|e| CliError::input(&file, e))?;
+    }
+    if let Some((file, text)) = known.maps {
+        run.add_maps(text).map_err(|e| CliError::input(file, e))?;
     }
     let mut out = io::stdout().lock();
     let mut result = Ok(());

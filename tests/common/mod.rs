@@ -212,3 +212,70 @@ pub fn perf_record(args: &[&str]) -> Option<Output> {
     assert!(rec.status.success(), "perf record: {err}");
     Some(rec)
 }
+
+/// `nm -S --defined-only` of `elf`'s functions (`T t W w i`) with a size:
+/// address, size and name, without symbol versions.
+pub fn nm_functions(elf: &Path) -> Vec<(u64, u64, String)> {
+    nm_all(elf).into_iter().filter(|(_, s, _)| *s > 0).collect()
+}
+
+/// As [`nm_functions`], those without a size (assembly labels) too.
+pub fn nm_all(elf: &Path) -> Vec<(u64, u64, String)> {
+    tool("nm", &["-S", "--defined-only", elf.to_str().unwrap()])
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (a, s, t, n) = match f[..] {
+                [a, s, t, n] => (a, s, t, n),
+                [a, t, n] => (a, "0", t, n),
+                _ => return None,
+            };
+            "TtWwi"
+                .contains(t)
+                .then(|| {
+                    (
+                        u64::from_str_radix(a, 16).unwrap(),
+                        u64::from_str_radix(s, 16).unwrap(),
+                    )
+                })
+                .map(|(a, s)| (a, s, n.split('@').next().unwrap().to_string()))
+        })
+        .collect()
+}
+
+/// `elf`'s separate debug file under `/usr/lib/debug/.build-id/` (Debian's
+/// `-dbg` packages), if installed.
+pub fn debug_file(elf: &Path) -> Option<PathBuf> {
+    let notes = tool("readelf", &["-n", elf.to_str().unwrap()]);
+    let id = notes
+        .split("Build ID: ")
+        .nth(1)?
+        .split_whitespace()
+        .next()?;
+    let f = PathBuf::from(format!(
+        "/usr/lib/debug/.build-id/{}/{}.debug",
+        id.get(..2)?,
+        id.get(2..)?
+    ));
+    f.exists().then_some(f)
+}
+
+/// `tests/data/SRC` built into `dir/OUT` as a PIE with `-O2 -g` and frame
+/// pointers (for profilers' stacks).
+pub fn cc_pie(dir: &Path, src: &str, out: &str) -> PathBuf {
+    let elf = dir.join(out);
+    tool(
+        "cc",
+        &[
+            "-O2",
+            "-g",
+            "-fPIE",
+            "-pie",
+            "-fno-omit-frame-pointer",
+            "-o",
+            elf.to_str().unwrap(),
+            data(src).to_str().unwrap(),
+        ],
+    );
+    elf
+}

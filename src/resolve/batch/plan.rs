@@ -20,6 +20,8 @@ pub(in crate::resolve) enum Plan {
         /// A user-space frame (a program's blob): perf's text stays when
         /// the blob has no answer.
         keep: bool,
+        /// How the name and offset are written.
+        style: FrameStyle,
     },
     /// A kernel log line with code references (`logline.rs`), the
     /// batch's `refs[refs]`, behind a log prefix of `prefix` bytes; with
@@ -37,6 +39,17 @@ pub(in crate::resolve) enum Plan {
         arch: Option<crate::resolve::code::Arch>,
         fault: Option<Fault>,
     },
+}
+
+/// How a frame's tool writes `NAME+OFF`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::resolve) enum FrameStyle {
+    /// perf and bcc: `NAME+0xOFF`.
+    Perf,
+    /// bpftrace's `ustack(perf)` frame `ADDR 0xADDR ([unknown])`: from
+    /// `0xADDR` on, `NAME+DEC (PATH)` as bpftrace prints a frame it named,
+    /// PATH the binary's.
+    Bpftrace,
 }
 
 /// One address a line needs looked up: `addr` (as the input shows it,

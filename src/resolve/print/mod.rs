@@ -6,6 +6,7 @@ pub(super) mod code;
 mod log;
 
 use crate::blob::v2::source_lines::read::SourceFrame;
+use crate::resolve::batch::plan::FrameStyle;
 use crate::resolve::recognise::bytes::{find, is_blank};
 use crate::resolve::*;
 
@@ -168,6 +169,25 @@ impl<'a> Resolver<'_, 'a> {
                 out.extend_from_slice(nl);
             }
             Plan::Replace { keep: true, .. } if hit.is_none() => out.extend_from_slice(line),
+            Plan::Replace {
+                from,
+                style: FrameStyle::Bpftrace,
+                ..
+            } => {
+                // `keep`: here with a hit only.
+                out.extend_from_slice(&body[..from]);
+                if let Some(h) = hit {
+                    self.push_name(out, h.name);
+                    out.push(b'+');
+                    out.extend_from_slice(itoa::Buffer::new().format(h.offset).as_bytes());
+                }
+                out.extend_from_slice(b" (");
+                if let Some(p) = self.opts.paths.as_ref().and_then(|p| p.first()) {
+                    out.extend_from_slice(p);
+                }
+                out.push(b')');
+                out.extend_from_slice(nl);
+            }
             Plan::Replace { from, to, .. } => {
                 if self.opts.inline && from > 0 && is_blank(body[0]) {
                     let symoff = find(&body[from..to], b"+0x").is_some();

@@ -3,7 +3,7 @@
 //! are read by `logline.rs` behind the prefix `prefix.rs` finds.
 
 use super::bytes::*;
-use crate::resolve::batch::plan::{Lookup, Plan};
+use crate::resolve::batch::plan::{FrameStyle, Lookup, Plan};
 use crate::resolve::*;
 
 const KERNEL_DSOS: [&[u8]; 3] = [
@@ -66,7 +66,9 @@ impl Resolver<'_, '_> {
             Some(d) => (body.len() - d.len(), true),
             None if body.ends_with(b"])") => match self.module_dso(body) {
                 Some(len) => (len, true),
-                None => return None, // [unknown], [vdso], a module the blob lacks
+                // bpftrace's unnamed frame, else [vdso], perf's [unknown]
+                // (another binary's) or a module the blob lacks.
+                None => return self.bpftrace_unknown(body),
             },
             None if body.ends_with(b")") => match self.user_dso(body) {
                 Some(len) => (len, false),
@@ -149,6 +151,7 @@ impl Resolver<'_, '_> {
                 // No text of perf's to keep: its binary has no symbol
                 // there, and perf prints `[unknown]`.
                 keep: false,
+                style: FrameStyle::Perf,
             });
         }
         if frame_len < body.len() && body[frame_len..].starts_with(b" ([") {
@@ -159,11 +162,51 @@ impl Resolver<'_, '_> {
         } else {
             self.learn_slide(addr, sym);
         }
+        // bcc's `[unknown] [MOD]` (show_module): the module stays, as bcc
+        // prints it after a name.
+        let to = if sym.starts_with(b"[unknown] [") {
+            addr_end + 1 + b"[unknown]".len()
+        } else {
+            frame_len
+        };
+        // A frame bpftrace named (`NAME+DEC`) stays: its symbols are the
+        // binary's, and a rename would only pick another alias.
+        if !kernel && bpftrace_offset(sym) {
+            return None;
+        }
         Some(Plan::Replace {
             addr,
             from: addr_end + 1,
-            to: frame_len,
+            to,
             keep: !kernel && (user_dso || self.user_binary),
+            style: FrameStyle::Perf,
+        })
+    }
+
+    /// bpftrace's `ustack(perf)` frame it could not name, `\tADDR 0xADDR
+    /// ([unknown])` (a runtime address; the process had exited, or its
+    /// binary has no symbols), inside the blob's binary's mappings: named
+    /// as bpftrace names one, `NAME+DEC (PATH)`.
+    fn bpftrace_unknown(&self, body: &[u8]) -> Option<Plan> {
+        let ranges = self.opts.ranges.as_ref()?;
+        self.opts.paths.as_ref().filter(|p| !p.is_empty())?;
+        let frame = body.strip_suffix(b" ([unknown])")?;
+        let lead = skip_blanks(frame, 0);
+        if lead == 0 {
+            return None;
+        }
+        let sp = lead + frame[lead..].iter().position(|&b| b == b' ')?;
+        let addr = hex::parse_u64(&frame[lead..sp])?;
+        let again = hex::parse_u64(strip_0x(&frame[sp + 1..])?)?;
+        if again != addr || !ranges.iter().any(|r| r.contains(&addr)) {
+            return None;
+        }
+        Some(Plan::Replace {
+            addr,
+            from: sp + 1,
+            to: body.len(),
+            keep: true,
+            style: FrameStyle::Bpftrace,
         })
     }
 
@@ -249,6 +292,14 @@ impl Resolver<'_, '_> {
     }
 }
 
+/// Whether a frame's symbol is bpftrace's `NAME+DEC` (perf and bcc write
+/// `NAME+0xOFF`).
+fn bpftrace_offset(sym: &[u8]) -> bool {
+    sym.iter()
+        .rposition(|&b| b == b'+')
+        .is_some_and(|p| p > 0 && p + 1 < sym.len() && sym[p + 1..].iter().all(u8::is_ascii_digit))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,5 +318,14 @@ mod tests {
         assert_eq!(parse_sym_off(b"+0x1"), None);
         assert_eq!(parse_sym_off(b"foo+12"), None);
         assert_eq!(parse_sym_off(b"[unknown]"), None);
+    }
+
+    #[test]
+    fn bpftrace_writes_offsets_in_decimal() {
+        assert!(bpftrace_offset(b"__libc_start_call_main+122"));
+        assert!(!bpftrace_offset(b"read_zero+0x77"));
+        assert!(!bpftrace_offset(b"operator+"));
+        assert!(!bpftrace_offset(b"+12"));
+        assert!(!bpftrace_offset(b"[unknown]"));
     }
 }

@@ -1,0 +1,299 @@
+//! `ksym-resolve --store DIR --maps FILE`: a process's runtime addresses,
+//! each named by the blob of the binary whose mapping holds it (found by
+//! the mapped file's build-id), the address less that binary's load bias.
+//! First on frames built from a PIE's own printed addresses (every form:
+//! bare addresses, perf's `-F ip,sym`, bpftrace's and bcc's), then on a
+//! real bpftrace capture of a stripped program that exited before
+//! bpftrace printed its stacks, checked frame by frame against `nm` of the
+//! unstripped program and of libc's debug file.
+mod common;
+
+use common::{cc_pie, debug_file, nm_functions, run, run_ok, scratch, tool};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A fresh store under `dir` with the blobs of `elfs`.
+fn store_of(dir: &Path, elfs: &[&Path]) -> PathBuf {
+    let store = dir.join("store");
+    let _ = std::fs::remove_dir_all(&store);
+    let mut args = vec!["--store", store.to_str().unwrap()];
+    for e in elfs {
+        args.extend(["--elf", e.to_str().unwrap()]);
+    }
+    run_ok("ksym-pack", &args, b"");
+    store
+}
+
+/// The path libc is mapped from in `maps` (as the process saw it).
+fn libc_path(maps: &str) -> String {
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| p.ends_with("/libc.so.6"))
+        .expect("libc in the maps")
+        .to_string()
+}
+
+/// Frames of every form a tool prints for a process, at the runtime
+/// addresses a PIE printed of its own functions and of libc's `puts`.
+#[test]
+fn a_process_s_binaries_resolve_through_its_maps_from_a_store() {
+    let dir = scratch("process-maps");
+    let prog = cc_pie(&dir, "maps.c", "maps");
+    let out = tool(prog.to_str().unwrap(), &[]);
+    let mut lines = out.lines();
+    let mut addr = std::collections::HashMap::new();
+    for _ in 0..3 {
+        let (name, a) = lines.next().unwrap().split_once(' ').unwrap();
+        addr.insert(name, u64::from_str_radix(&a[2..], 16).unwrap());
+    }
+    let maps_text = lines.collect::<Vec<_>>().join("\n") + "\n";
+    let libc = libc_path(&maps_text);
+    // A mapping of a file deleted since: the file there now is not it.
+    let maps_text =
+        maps_text + "7e0000000000-7e0000001000 r-xp 00000000 fe:01 9 /tmp/gone.so (deleted)\n";
+    let maps = dir.join("maps.txt");
+    std::fs::write(&maps, &maps_text).unwrap();
+    let store = store_of(&dir, &[&prog, Path::new(&libc)]);
+    let real = std::fs::canonicalize(&prog).unwrap();
+    let p = real.to_str().unwrap();
+    let (e, h, puts) = (addr["exported"], addr["helper"], addr["puts"]);
+    // The program's link-time address of `exported` is its file offset
+    // (gcc's layout): perf's DSO-relative frame of it, routed by path.
+    let link = nm_functions(&prog)
+        .into_iter()
+        .find(|f| f.2 == "exported")
+        .unwrap()
+        .0;
+    let input = format!(
+        "{e1:#x}\n\
+         \t    {h:x} [unknown]\n\
+         \t{puts:x} 0x{puts:x} ([unknown])\n\
+         \t{puts:x} puts+0 ({libc})\n\
+         \t1000 0x1000 ([unknown])\n\
+         \x20       {e:x} [unknown] [maps]\n\
+         \t    {link:x} ({p})\n",
+        e1 = e + 1
+    );
+    let args = [
+        "--store",
+        store.to_str().unwrap(),
+        "--maps",
+        maps.to_str().unwrap(),
+    ];
+    let got = run("ksym-resolve", &args, input.as_bytes());
+    assert!(got.status.success(), "{got:?}");
+    let text = String::from_utf8(got.stdout).unwrap();
+    let got: Vec<&str> = text.lines().collect();
+    assert!(
+        got[0].starts_with(&format!("{:016x} T exported+0x1/0x", e + 1)),
+        "{got:?}"
+    );
+    assert_eq!(got[1], format!("\t    {h:x} helper+0x0"));
+    // bpftrace's unnamed frame, named as bpftrace names one (`puts` is a
+    // weak alias of the global `_IO_puts`, which llvm-symbolizer prints).
+    assert_eq!(got[2], format!("\t{puts:x} _IO_puts+0 ({libc})"));
+    // bpftrace's own name stays; an address in no mapping stays.
+    assert_eq!(got[3], format!("\t{puts:x} puts+0 ({libc})"));
+    assert_eq!(got[4], "\t1000 0x1000 ([unknown])");
+    // bcc's `[unknown] [MOD]` keeps its module, as bcc prints a name.
+    assert_eq!(got[5], format!("        {e:x} exported+0x0 [maps]"));
+    assert_eq!(got[6], format!("\t    {link:x} exported ({p})"));
+    let err =
+        String::from_utf8_lossy(&run("ksym-resolve", &args, input.as_bytes()).stderr).into_owned();
+    assert!(err.contains("/tmp/gone.so (deleted): no build-id"), "{err}");
+    // --dso picks one blob's binary: meaningless with a store.
+    let mut with_dso = args.to_vec();
+    with_dso.extend(["--dso", "maps"]);
+    assert_eq!(run("ksym-resolve", &with_dso, b"").status.code(), Some(2));
+    // A maps file that does not parse: the error names its line.
+    std::fs::write(&maps, format!("{maps_text}not a maps line\n")).unwrap();
+    let bad = run("ksym-resolve", &args, b"");
+    assert_eq!(bad.status.code(), Some(1));
+    let line = maps_text.lines().count() + 1;
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains(&format!("line {line}: expected")), "{err}");
+}
+
+/// A binary's functions by `nm` (of its debug file when it has one) and
+/// its PLT stubs by objdump, and
+/// the load bias its mapping at file offset 0 gives (the first `PT_LOAD`
+/// of gcc's and glibc's layouts is at address 0).
+struct Truth {
+    funcs: Vec<(u64, u64, String)>,
+    bias: u64,
+    exec: Vec<std::ops::Range<u64>>,
+    path: String,
+}
+
+impl Truth {
+    fn new(maps: &str, path: &str, symbols: &Path) -> Truth {
+        let mut bias = None;
+        let mut exec = Vec::new();
+        for l in maps.lines() {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() < 6 || f[5] != path {
+                continue;
+            }
+            let (s, e) = f[0].split_once('-').unwrap();
+            let (s, e) = (
+                u64::from_str_radix(s, 16).unwrap(),
+                u64::from_str_radix(e, 16).unwrap(),
+            );
+            if f[2] == "00000000" {
+                bias.get_or_insert(s);
+            }
+            if f[1].contains('x') {
+                exec.push(s..e);
+            }
+        }
+        // PLT stubs, as objdump names them (16 bytes each on x86-64).
+        let mut funcs = nm_functions(symbols);
+        let plt = tool(
+            "objdump",
+            &[
+                "-d",
+                "-j",
+                ".plt",
+                "-j",
+                ".plt.sec",
+                symbols.to_str().unwrap(),
+            ],
+        );
+        for l in plt.lines() {
+            if let Some((a, n)) = l.strip_suffix("@plt>:").and_then(|l| l.split_once(" <")) {
+                funcs.push((u64::from_str_radix(a, 16).unwrap(), 16, format!("{n}@plt")));
+            }
+        }
+        Truth {
+            funcs,
+            bias: bias.expect("a mapping at offset 0"),
+            exec,
+            path: path.to_string(),
+        }
+    }
+
+    /// Every name `nm` gives the function holding runtime address `a`,
+    /// and the offset into it; `None` in padding.
+    fn at(&self, a: u64) -> Option<(Vec<&str>, u64)> {
+        let x = a - self.bias;
+        let (start, _, _) = self.funcs.iter().find(|(s, z, _)| *s <= x && x < s + z)?;
+        let names = self
+            .funcs
+            .iter()
+            .filter(|f| f.0 == *start)
+            .map(|f| f.2.as_str());
+        Some((names.collect(), x - start))
+    }
+}
+
+/// A real bpftrace capture (`ustack(perf)`, `-c`): the program has exited
+/// when bpftrace prints, so every user frame is `ADDR 0xADDR ([unknown])`.
+/// Through the store and the maps file the program wrote, each frame in
+/// the program or libc gets `NAME+DEC (PATH)` as bpftrace prints a frame
+/// it names, NAME one of `nm`'s names at that function and DEC the offset;
+/// frames in padding and every other line stay byte for byte.
+#[test]
+fn bpftrace_stacks_of_an_exited_process_are_named() {
+    if Command::new("bpftrace").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: no bpftrace (CI installs it)");
+        return;
+    }
+    let dir = scratch("process-bpftrace");
+    let prog = cc_pie(&dir, "spin.c", "spin");
+    let stripped = dir.join("spin.stripped");
+    tool(
+        "strip",
+        &["-o", stripped.to_str().unwrap(), prog.to_str().unwrap()],
+    );
+    let maps = dir.join("maps.txt");
+    let _ = std::fs::remove_file(&maps);
+    let cmd = format!("{} {}", stripped.display(), maps.display());
+    let bt = Command::new("bpftrace")
+        .args([
+            "-e",
+            "profile:hz:997 /pid == cpid/ { @[ustack(perf)] = count(); }",
+            "-c",
+            &cmd,
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&bt.stderr);
+    if !bt.status.success() || !maps.exists() {
+        // Not ours to fail: the machine does not let bpftrace attach
+        // (no root, no BPF, a kernel without the profile probe).
+        eprintln!("SKIPPED: bpftrace cannot run here: {stderr}");
+        return;
+    }
+    let maps_text = std::fs::read_to_string(&maps).unwrap();
+    let libc = libc_path(&maps_text);
+    let stripped_path = std::fs::canonicalize(&stripped).unwrap();
+    let truths = [
+        Truth::new(&maps_text, stripped_path.to_str().unwrap(), &prog),
+        Truth::new(
+            &maps_text,
+            &libc,
+            &debug_file(Path::new(&libc)).unwrap_or_else(|| PathBuf::from(&libc)),
+        ),
+    ];
+    // The unstripped program's blob: the same build-id as the copy that ran.
+    let store = store_of(&dir, &[&prog, Path::new(&libc)]);
+    let got = run_ok(
+        "ksym-resolve",
+        &[
+            "--store",
+            store.to_str().unwrap(),
+            "--maps",
+            maps.to_str().unwrap(),
+        ],
+        &bt.stdout,
+    );
+    let (before, after) = (
+        String::from_utf8_lossy(&bt.stdout),
+        String::from_utf8_lossy(&got),
+    );
+    assert_eq!(before.lines().count(), after.lines().count());
+    let mut named = [0usize; 2];
+    let mut functions = std::collections::BTreeSet::new();
+    for (b, a) in before.lines().zip(after.lines()) {
+        let frame = b
+            .strip_prefix('\t')
+            .and_then(|f| f.strip_suffix(" ([unknown])"))
+            .and_then(|f| f.split_once(' '))
+            .filter(|(x, y)| y.strip_prefix("0x") == Some(*x));
+        let Some((hex, _)) = frame else {
+            assert_eq!(a, b, "not an unnamed bpftrace frame: unchanged");
+            continue;
+        };
+        let x = u64::from_str_radix(hex, 16).unwrap();
+        let Some((k, t)) = truths
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.exec.iter().any(|r| r.contains(&x)))
+        else {
+            assert_eq!(a, b, "{x:#x} is in neither binary's code");
+            continue;
+        };
+        match t.at(x) {
+            None => assert_eq!(a, b, "{x:#x} is padding in {}", t.path),
+            Some((names, off)) => {
+                let (name, rest) = a
+                    .strip_prefix(&format!("\t{hex} "))
+                    .and_then(|r| r.rsplit_once('+'))
+                    .unwrap_or_else(|| panic!("{x:#x} not named: {a}"));
+                assert!(
+                    names.contains(&name),
+                    "{x:#x}: {name} is not one of {names:?}"
+                );
+                assert_eq!(rest, format!("{off} ({})", t.path), "{a}");
+                named[k] += 1;
+                functions.insert(name.to_string());
+            }
+        }
+    }
+    eprintln!("named {named:?} frames of the program and libc: {functions:?}");
+    // bpftrace counts each distinct stack once: main and spin are in most.
+    assert!(named[0] >= 8 && named[1] >= 20, "{named:?}\n{before}");
+    for f in ["main", "spin"] {
+        assert!(functions.contains(f), "{f} never named: {functions:?}");
+    }
+}
