@@ -25,6 +25,9 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("oops", "oops.in", &[]),
     ("oops-kaslr-from-sym", "oops-slid.in", &["--kaslr-from-sym"]),
     ("bcc", "bcc.in", &[]),
+    // bpftrace's kstack(perf) and ustack(perf): kernel frames keep its
+    // decimal offsets; a user frame without --maps stays.
+    ("bpftrace", "bpftrace.in", &[]),
     // Real report forms: every log prefix, references anywhere on a line,
     // return addresses at a function's end, `Code:` lines (x86 bytes cut
     // from a Debian 6.1 module's BUG()).

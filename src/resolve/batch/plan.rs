@@ -46,10 +46,11 @@ pub(in crate::resolve) enum Plan {
 pub(in crate::resolve) enum FrameStyle {
     /// perf and bcc: `NAME+0xOFF`.
     Perf,
-    /// bpftrace's `ustack(perf)` frame `ADDR 0xADDR ([unknown])`: from
-    /// `0xADDR` on, `NAME+DEC (PATH)` as bpftrace prints a frame it named,
-    /// PATH the binary's.
-    Bpftrace,
+    /// bpftrace's `kstack(perf)`/`ustack(perf)`: `NAME+DEC`; with `dso`,
+    /// the frame was `ADDR 0xADDR ([unknown])` and from `0xADDR` on it
+    /// becomes `NAME+DEC (PATH)`, as bpftrace prints a user frame it
+    /// named, PATH the binary's.
+    Bpftrace { dso: bool },
 }
 
 /// One address a line needs looked up: `addr` (as the input shows it,

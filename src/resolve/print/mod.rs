@@ -171,21 +171,28 @@ impl<'a> Resolver<'_, 'a> {
             Plan::Replace { keep: true, .. } if hit.is_none() => out.extend_from_slice(line),
             Plan::Replace {
                 from,
-                style: FrameStyle::Bpftrace,
+                to,
+                style: FrameStyle::Bpftrace { dso },
                 ..
             } => {
-                // `keep`: here with a hit only.
                 out.extend_from_slice(&body[..from]);
-                if let Some(h) = hit {
-                    self.push_name(out, h.name);
-                    out.push(b'+');
-                    out.extend_from_slice(itoa::Buffer::new().format(h.offset).as_bytes());
+                match hit {
+                    Some(h) => {
+                        self.push_name(out, h.name);
+                        out.push(b'+');
+                        out.extend_from_slice(itoa::Buffer::new().format(h.offset).as_bytes());
+                    }
+                    None => out.extend_from_slice(b"[unknown]"),
                 }
-                out.extend_from_slice(b" (");
-                if let Some(p) = self.opts.paths.as_ref().and_then(|p| p.first()) {
-                    out.extend_from_slice(p);
+                match self.opts.paths.as_ref().and_then(|p| p.first()) {
+                    // (`keep`: no hit never gets here.)
+                    Some(p) if dso => {
+                        out.extend_from_slice(b" (");
+                        out.extend_from_slice(p);
+                        out.push(b')');
+                    }
+                    _ => out.extend_from_slice(&body[to..]),
                 }
-                out.push(b')');
                 out.extend_from_slice(nl);
             }
             Plan::Replace { from, to, .. } => {

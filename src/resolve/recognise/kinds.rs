@@ -169,17 +169,23 @@ impl Resolver<'_, '_> {
         } else {
             frame_len
         };
-        // A frame bpftrace named (`NAME+DEC`) stays: its symbols are the
-        // binary's, and a rename would only pick another alias.
-        if !kernel && bpftrace_offset(sym) {
+        // bpftrace's `NAME+DEC`: a kernel frame (`kstack(perf)`) gets the
+        // blob's name in bpftrace's style; a user frame bpftrace named
+        // stays (its symbols are the binary's: a rename would only pick
+        // another alias).
+        let style = if kernel || !bpftrace_offset(sym) {
+            FrameStyle::Perf
+        } else if self.user_binary {
             return None;
-        }
+        } else {
+            FrameStyle::Bpftrace { dso: false }
+        };
         Some(Plan::Replace {
             addr,
             from: addr_end + 1,
             to,
             keep: !kernel && (user_dso || self.user_binary),
-            style: FrameStyle::Perf,
+            style,
         })
     }
 
@@ -206,7 +212,7 @@ impl Resolver<'_, '_> {
             from: sp + 1,
             to: body.len(),
             keep: true,
-            style: FrameStyle::Bpftrace,
+            style: FrameStyle::Bpftrace { dso: true },
         })
     }
 
