@@ -28,8 +28,6 @@ pub(super) mod disasm;
 #[cfg(feature = "disasm")]
 mod thumb;
 
-use std::fmt::Write as _;
-
 /// An instruction set a `Code:` line is disassembled as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arch {
@@ -86,7 +84,9 @@ pub(in crate::resolve) struct CodeBytes {
 /// Reads the tokens after `Code: ` in `msg`; `None` when they are not
 /// all hex of one width (2, 4 or 8 digits), at most one marked.
 pub(in crate::resolve) fn parse(msg: &[u8]) -> Option<CodeBytes> {
-    let at = bstr::ByteSlice::find(msg, b"Code: ")? + 6;
+    static CODE: std::sync::LazyLock<bstr::Finder<'static>> =
+        std::sync::LazyLock::new(|| bstr::Finder::new(b"Code: "));
+    let at = CODE.find(msg)? + 6;
     let mut out = CodeBytes {
         bytes: Vec::with_capacity(64),
         width: 0,
@@ -178,18 +178,21 @@ pub(in crate::resolve) fn push_hex(out: &mut Vec<u8>, mode: Mode, bytes: &[u8]) 
         Mode::Thumb | Mode::Riscv64 => 2,
     };
     let start = out.len();
+    // A `Code:` line prints every byte twice, once a view: no formatting
+    // machinery.
+    fn push(out: &mut Vec<u8>, b: u8) {
+        let hex = b"0123456789abcdef";
+        out.extend_from_slice(&[hex[usize::from(b >> 4)], hex[usize::from(b & 0xF)]]);
+    }
     for (k, c) in bytes.chunks(unit).enumerate() {
         if k > 0 {
             out.push(b' ');
         }
         // A truncated last unit prints its bytes as they come.
-        let value: Vec<u8> = if c.len() == unit {
-            c.iter().rev().copied().collect()
+        if c.len() == unit {
+            c.iter().rev().for_each(|&b| push(out, b));
         } else {
-            c.to_vec()
-        };
-        for b in value {
-            let _ = write!(HexOut(out), "{b:02x}");
+            c.iter().for_each(|&b| push(out, b));
         }
     }
     let pad = match mode {
@@ -198,16 +201,6 @@ pub(in crate::resolve) fn push_hex(out: &mut Vec<u8>, mode: Mode, bytes: &[u8]) 
     };
     let w = out.len() - start;
     out.resize(start + w.max(pad), b' ');
-}
-
-/// `fmt::Write` into a byte vector.
-struct HexOut<'v>(&'v mut Vec<u8>);
-
-impl std::fmt::Write for HexOut<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.0.extend_from_slice(s.as_bytes());
-        Ok(())
-    }
 }
 
 #[cfg(all(test, feature = "disasm"))]

@@ -187,7 +187,10 @@ fn syslog(s: &[u8]) -> Option<usize> {
     };
     let r = &s[date..];
     let r = &r[..r.len().min(64)];
-    let tag = bstr::ByteSlice::find(r, b" kernel")?;
+    // Asked of every syslog-shaped line: the searcher is built once.
+    static KERNEL: std::sync::LazyLock<bstr::Finder<'static>> =
+        std::sync::LazyLock::new(|| bstr::Finder::new(b" kernel"));
+    let tag = KERNEL.find(r)?;
     let after = &r[tag + 7..];
     let end = match after.first() {
         Some(b':') => tag + 8,
