@@ -688,7 +688,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
         for (i, s) in shown.iter_mut().enumerate() {
             *s = match (row_hits[i], self.map) {
                 (Some(h), Kallsyms::V2(v)) => Some(print::Hit {
-                    symbol_type: v.row_symbol_type(h.row),
+                    symbol_type: match &mut self.rows {
+                        Some(t) => t.symbol_type(h.row, v),
+                        None => v.row_symbol_type(h.row),
+                    },
                     offset: h.offset,
                     size: h.size,
                     module: v.row_module(h.row),
