@@ -412,31 +412,88 @@ fn debugfile_installed(elf: &Path) -> bool {
     common::debug_file(elf).is_some()
 }
 
-/// `-gsplit-dwarf`: the skeleton units' line tables are packed, and
-/// ksym-pack says that their inline frames (in the .dwo files) are not.
+/// `-gsplit-dwarf`: the skeleton units' line tables are in the binary,
+/// their DIEs (so inline chains) in a `.dwo` file (DWARF 5, and GCC's
+/// DWARF 4 extension) or, packed by binutils' `dwp`, in `PROG.dwp`: each
+/// found, every address prints what the same program built without split
+/// DWARF prints, inline chains included; with neither, ksym-pack packs the
+/// lines and says which file it lacked.
 #[test]
-fn split_dwarf_is_said_not_silently_missed() {
+fn split_dwarf_is_read_from_dwo_files_and_dwp_packages() {
     let dir = scratch("user-split");
-    let elf = build(&dir, "prog", &["-fPIE", "-pie", "-gsplit-dwarf"]);
-    let blob = dir.join("prog.ksym");
-    let (e, b) = (elf.to_str().unwrap(), blob.to_str().unwrap());
-    let out = run("ksym-pack", &["--elf", e, "--lines", e, "-o", b], b"");
-    assert!(out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("warning:") && err.contains("split DWARF (-gsplit-dwarf)"),
-        "{err}"
-    );
-    let funcs = nm_functions(&elf);
-    let main = funcs.iter().find(|f| f.2 == "main").unwrap().0;
-    let line = run_ok("ksym-resolve", &[b], format!("{main:#x}\n").as_bytes());
-    let line = String::from_utf8_lossy(&line);
-    assert!(line.contains("funcs.c:"), "{line}");
-    // Without split DWARF, no warning.
-    let plain = build(&dir, "plain", &["-fPIE", "-pie"]);
-    let p = plain.to_str().unwrap();
-    let out = run("ksym-pack", &["--elf", p, "--lines", p, "-o", b], b"");
-    assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+    let build = |out: &str, extra: &[&str]| {
+        let elf = dir.join(out);
+        let mut args = vec!["-O2", "-g", "-fPIE", "-pie", "-o", elf.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let src = data("inlines.c");
+        args.push(src.to_str().unwrap());
+        // GCC writes the .dwo beside the output: OUT-inlines.dwo.
+        tool("cc", &args);
+        elf
+    };
+    let plain = build("plain", &[]);
+    let funcs = nm_functions(&plain);
+    let work = funcs.iter().find(|f| f.2 == "work").unwrap();
+    let addrs: String = (work.0..work.0 + work.1)
+        .map(|a| format!("{a:#x}\n"))
+        .collect();
+    let resolve = |elf: &Path| {
+        let blob = dir.join(format!(
+            "{}.ksym",
+            elf.file_name().unwrap().to_str().unwrap()
+        ));
+        let (e, b) = (elf.to_str().unwrap(), blob.to_str().unwrap());
+        let out = run("ksym-pack", &["--elf", e, "--lines", "-o", b], b"");
+        assert!(out.status.success(), "{out:?}");
+        let text = run_ok("ksym-resolve", &[b], addrs.as_bytes());
+        (
+            String::from_utf8(text).unwrap(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (want, err) = resolve(&plain);
+    assert!(err.is_empty(), "{err}");
+    let chains = want
+        .lines()
+        .filter(|l| l.contains(" > twice ") && l.contains(" > step "))
+        .count();
+    assert!(chains > 20, "{want}");
+    for (name, flags) in [
+        ("split5", &["-gsplit-dwarf"][..]),
+        ("split4", &["-gsplit-dwarf", "-gdwarf-4"][..]),
+    ] {
+        let elf = build(name, flags);
+        let dwo = dir.join(format!("{name}-inlines.dwo"));
+        assert!(dwo.exists(), "{}", dwo.display());
+        let (got, err) = resolve(&elf);
+        assert!(err.is_empty(), "{name}: {err}");
+        assert_eq!(got, want, "{name}: .dwo");
+        // Without its .dwo: the lines, no chains, and a warning naming it.
+        let away = dir.join(format!("{name}.away"));
+        std::fs::rename(&dwo, &away).unwrap();
+        let (got, err) = resolve(&elf);
+        assert!(
+            err.contains("warning:") && err.contains(dwo.to_str().unwrap()),
+            "{err}"
+        );
+        assert!(
+            got.lines().all(|l| !l.contains(" > ")) && got.contains("inlines.c:"),
+            "{got}"
+        );
+        std::fs::rename(&away, &dwo).unwrap();
+        // binutils' dwp packs DWARF 4 units (it fails on DWARF 5's).
+        if name == "split4" {
+            let dwp = dir.join("split4.dwp");
+            tool(
+                "dwp",
+                &["-e", elf.to_str().unwrap(), "-o", dwp.to_str().unwrap()],
+            );
+            std::fs::rename(&dwo, &away).unwrap();
+            let (got, err) = resolve(&elf);
+            assert!(err.is_empty(), "dwp: {err}");
+            assert_eq!(got, want, ".dwp");
+        }
+    }
 }
 
 /// C++ names come out as c++filt prints them (`nm -C`), parameters and

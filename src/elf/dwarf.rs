@@ -48,6 +48,12 @@ fn fail(what: impl fmt::Display) -> DwarfError {
     }
 }
 
+/// The split DWARF of a skeleton unit (DWO id, the skeleton's file), with
+/// [`gimli::Dwarf::make_dwo`] done; `None` where it was not found (see
+/// [`super::split`]).
+type SplitOf<'f, R> =
+    &'f (dyn Fn(gimli::DwoId, &gimli::Dwarf<R>) -> Option<gimli::Dwarf<R>> + Sync);
+
 /// Counters of one extraction, for `ksym-pack -v` and the closing notes.
 #[derive(Debug, Clone, Default)]
 pub struct DwarfStats {
@@ -55,8 +61,11 @@ pub struct DwarfStats {
     pub units: usize,
     /// Of them, skeleton units of split DWARF (`-gsplit-dwarf`): their
     /// line tables are here, their DIEs (and so inline frames) in `.dwo`
-    /// files this reader does not open.
+    /// files or a `.dwp` package.
     pub split_units: usize,
+    /// The `.dwo` files of skeleton units found nowhere: those units have
+    /// lines and no inline frames.
+    pub split_missing: Vec<String>,
     /// Addresses at which the frames were asked for (boundaries).
     pub boundaries: usize,
     /// Addresses of the ELF file's function, data and untyped symbols,
@@ -142,16 +151,23 @@ fn read_source_table_in(
     };
     let load = |id: gimli::SectionId| -> Result<Cow<'_, [u8]>, DwarfError> {
         match obj.section_by_name(id.name()) {
-            Some(s) => section_data(&s)
+            Some(s) => super::section::section_data(&s)
                 .map_err(|e| fail(format!("{}: section {}: {e}", path.display(), id.name()))),
             None => Ok(Cow::Borrowed(&[][..])),
         }
     };
     let sections = gimli::DwarfSections::load(load)?;
     let dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, endian));
-    let mut stats = DwarfStats::default();
-    let (bounds, discriminators) = boundaries(&dwarf, &exec, &symtab, &mut stats)
-        .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
+    let dwarf_err = |e: gimli::Error| fail(format!("{}: DWARF: {e}", path.display()));
+    let split_files = super::split::SplitFiles::read(&dwarf, path, endian).map_err(dwarf_err)?;
+    let splits = split_files.borrow(endian);
+    let split_of = |id, parent: &gimli::Dwarf<_>| splits.dwarf(id, parent);
+    let mut stats = DwarfStats {
+        split_missing: split_files.missing.clone(),
+        ..DwarfStats::default()
+    };
+    let (bounds, discriminators) =
+        boundaries(&dwarf, &split_of, &exec, &symtab, &mut stats).map_err(dwarf_err)?;
     stats.boundaries = bounds.len();
     stats.symbol_addresses = symtab.syms.iter().map(|s| s.0).collect();
     drop(dwarf);
@@ -163,6 +179,7 @@ fn read_source_table_in(
     };
     let table = sweep_in_pieces(
         context,
+        &split_of,
         &bounds,
         pieces.unwrap_or_else(|| default_pieces(bounds.len())),
         &exec,
@@ -170,7 +187,7 @@ fn read_source_table_in(
         &discriminators,
         OuterName::SymbolTable,
     )
-    .map_err(|e| fail(format!("{}: DWARF: {e}", path.display())))?;
+    .map_err(dwarf_err)?;
     Ok((table, stats))
 }
 
@@ -181,8 +198,10 @@ fn read_source_table_in(
 /// parses the units its addresses reach, so a unit with code in two pieces
 /// (a kernel's `.text` and `.init.text`) is parsed twice: on Debian's
 /// vmlinux, 0.86x the time for 1.3x the peak memory (docs/lines-and-modules.md).
+#[allow(clippy::too_many_arguments)]
 fn sweep_in_pieces<R, F>(
     context: F,
+    split: SplitOf<'_, R>,
     bounds: &[u64],
     pieces: usize,
     exec: &[(u64, u64)],
@@ -196,7 +215,7 @@ where
 {
     let one = |piece: &[u64]| {
         let ctx = context()?;
-        sweep(&ctx, piece, exec, symtab, discriminators, outer_name)
+        sweep(&ctx, split, piece, exec, symtab, discriminators, outer_name)
     };
     if pieces <= 1 || bounds.len() < 2 {
         return one(bounds);
@@ -294,29 +313,6 @@ fn merge(tables: Vec<SourceTable>) -> SourceTable {
     out
 }
 
-/// A section's bytes, decompressed when it is SHF_COMPRESSED. A header
-/// claiming more than 256 times the compressed bytes (real debug sections
-/// compress 3 to 10 times) is refused before anything is allocated: a
-/// forged size must not make the allocator abort the process.
-///
-/// Errors: a forged size, or data that does not decompress.
-pub(crate) fn section_data<'d, R: object::ReadRef<'d>>(
-    s: &object::read::Section<'d, '_, R>,
-) -> Result<Cow<'d, [u8]>, String> {
-    let c = s.compressed_data().map_err(|e| e.to_string())?;
-    let limit = (c.data.len() as u64)
-        .saturating_mul(256)
-        .saturating_add(1 << 20);
-    if c.format != object::CompressionFormat::None && c.uncompressed_size > limit {
-        return Err(format!(
-            "claims {} bytes once decompressed from {}: not a real section",
-            c.uncompressed_size,
-            c.data.len()
-        ));
-    }
-    c.decompress().map_err(|e| e.to_string())
-}
-
 /// The ELF symbol table as llvm-symbolizer reads it
 /// (`SymbolizableObjectFile`, LLVM 14): function, data and untyped symbols
 /// (STT_FUNC, STT_GNU_IFUNC, STT_OBJECT, STT_NOTYPE: assembly entry points
@@ -388,6 +384,7 @@ type Discriminator = (u64, u32);
 /// discriminator; binutils' addr2line prints it, so oops lines need it).
 fn boundaries<R: gimli::Reader>(
     dwarf: &gimli::Dwarf<R>,
+    split: SplitOf<'_, R>,
     exec: &[(u64, u64)],
     symtab: &SymbolTable,
     stats: &mut DwarfStats,
@@ -426,25 +423,14 @@ fn boundaries<R: gimli::Reader>(
                 }
             }
         }
-        let mut entries = unit.entries();
-        while let Some((_, entry)) = entries.next_dfs()? {
-            if !matches!(
-                entry.tag(),
-                gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine
-            ) {
-                continue;
-            }
-            if high_pc_overflows(dwarf, &unit, entry)? {
-                continue;
-            }
-            let mut ranges = dwarf.die_ranges(&unit, entry)?;
-            while let Some(r) = ranges.next()? {
-                for a in [r.begin, r.end] {
-                    if keep(a) {
-                        b.push(a);
-                    }
-                }
-            }
+        function_bounds(dwarf, &unit, &keep, &mut b)?;
+        // A skeleton's functions are in its split unit.
+        if let Some(sd) = unit.dwo_id.and_then(|id| split(id, dwarf))
+            && let Some(header) = sd.units().next()?
+        {
+            let mut su = sd.unit(header)?;
+            su.copy_relocated_attributes(&unit);
+            function_bounds(&sd, &su, &keep, &mut b)?;
         }
     }
     b.sort_unstable();
@@ -459,6 +445,37 @@ fn boundaries<R: gimli::Reader>(
         }
     }
     Ok((b, steps))
+}
+
+/// The starts and ends of `unit`'s subprograms and inlined subroutines
+/// that `keep` keeps, pushed onto `b`.
+fn function_bounds<R: gimli::Reader>(
+    dwarf: &gimli::Dwarf<R>,
+    unit: &gimli::Unit<R>,
+    keep: &impl Fn(u64) -> bool,
+    b: &mut Vec<u64>,
+) -> gimli::Result<()> {
+    let mut entries = unit.entries();
+    while let Some((_, entry)) = entries.next_dfs()? {
+        if !matches!(
+            entry.tag(),
+            gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine
+        ) {
+            continue;
+        }
+        if high_pc_overflows(dwarf, unit, entry)? {
+            continue;
+        }
+        let mut ranges = dwarf.die_ranges(unit, entry)?;
+        while let Some(r) = ranges.next()? {
+            for a in [r.begin, r.end] {
+                if keep(a) {
+                    b.push(a);
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether a DIE's `DW_AT_low_pc` plus its `DW_AT_high_pc` size passes
@@ -515,6 +532,7 @@ impl Interner {
 /// Builds the table: asks `addr2line` for the frames at each boundary.
 fn sweep<R: gimli::Reader>(
     ctx: &addr2line::Context<R>,
+    split: SplitOf<'_, R>,
     bounds: &[u64],
     exec: &[(u64, u64)],
     symtab: &SymbolTable,
@@ -557,7 +575,16 @@ fn sweep<R: gimli::Reader>(
         };
         if in_exec(exec, addr) {
             chain.clear();
-            let mut frames = ctx.find_frames(addr).skip_all_loads()?;
+            let mut lookup = ctx.find_frames(addr);
+            let mut frames = loop {
+                match lookup {
+                    addr2line::LookupResult::Output(frames) => break frames?,
+                    addr2line::LookupResult::Load { load, continuation } => {
+                        let d = split(load.dwo_id, &load.parent).map(std::sync::Arc::new);
+                        lookup = addr2line::LookupContinuation::resume(continuation, d);
+                    }
+                }
+            };
             let mut innermost: Option<(u32, u32, u32)> = None;
             let mut first = true;
             while let Some(f) = frames.next()? {
@@ -691,9 +718,18 @@ pub(crate) fn table_from_dwarf<R: gimli::Reader>(
     outer: OuterName,
 ) -> Result<(SourceTable, usize, usize), gimli::Error> {
     let mut stats = DwarfStats::default();
-    let (bounds, discriminators) = boundaries(&dwarf, exec, symtab, &mut stats)?;
+    // A kernel module's DWARF is never split.
+    let (bounds, discriminators) = boundaries(&dwarf, &|_, _| None, exec, symtab, &mut stats)?;
     let ctx = addr2line::Context::from_dwarf(dwarf)?;
-    let table = sweep(&ctx, &bounds, exec, symtab, &discriminators, outer)?;
+    let table = sweep(
+        &ctx,
+        &|_, _| None,
+        &bounds,
+        exec,
+        symtab,
+        &discriminators,
+        outer,
+    )?;
     Ok((table, stats.units, bounds.len()))
 }
 
@@ -727,14 +763,17 @@ pub fn source_table_for(
         table.files.len(),
         table.strings.len()
     );
-    let warning = (stats.split_units > 0).then(|| {
+    let warning = (!stats.split_missing.is_empty()).then(|| {
+        let m = &stats.split_missing;
         format!(
-            "{}: {} of {} compilation units are split DWARF (-gsplit-dwarf): their lines are \
-             packed, their inline frames are not (they are in .dwo files, which ksym-pack \
-             does not read; build with -gno-split-dwarf for them)",
+            "{}: {} of {} split DWARF units (-gsplit-dwarf) have neither their .dwo file nor a \
+             {}.dwp package here ({}{}): their lines are packed, their inline frames are not",
             elf.display(),
+            m.len(),
             stats.split_units,
-            stats.units
+            elf.display(),
+            m[0],
+            if m.len() > 1 { ", …" } else { "" }
         )
     });
     Ok((table, desc, warning))

@@ -11,6 +11,8 @@
 //! - [`debugfile`]: a stripped binary's separate debug file (build-id,
 //!   `.gnu_debuglink`);
 //! - [`dwarf`]: DWARF line programs and inline trees to a source table;
+//! - `split`: the `.dwo` files and `.dwp` package of split DWARF;
+//! - `section`: a section's bytes, decompressed;
 //! - [`kmod`]: kernel modules: sections laid out, DWARF relocated, their
 //!   symbols and lines for the module space;
 //! - [`plt`]: names for x86-64 PLT stubs (`NAME@plt`);
@@ -26,5 +28,7 @@ pub mod functions;
 pub mod kmod;
 pub mod patch;
 pub mod plt;
+pub(crate) mod section;
+pub(crate) mod split;
 pub mod symbols;
 pub mod tree;

@@ -43,7 +43,7 @@ pub fn module_lines(
     let load = |id: gimli::SectionId| -> Result<(Cow<'_, [u8]>, Relocations), ModuleError> {
         match obj.section_by_name(id.name()) {
             Some(s) => {
-                let data = crate::elf::dwarf::section_data(&s)
+                let data = crate::elf::section::section_data(&s)
                     .map_err(|e| ModuleError::new(path, format!("{}: {e}", id.name())))?;
                 Ok((data, relocations(obj, &s, &base_of, path)?))
             }
