@@ -5,7 +5,8 @@
 //! bare addresses, perf's `-F ip,sym`, bpftrace's and bcc's), then on a
 //! real bpftrace capture of a stripped program that exited before
 //! bpftrace printed its stacks, checked frame by frame against `nm` of the
-//! unstripped program and of libc's debug file.
+//! unstripped program and of libc's and ld.so's debug files (ld.so is not
+//! in the store: its blob is made from its file on this machine).
 mod common;
 
 use common::{cc_pie, debug_file, nm_functions, run, run_ok, scratch, tool};
@@ -227,13 +228,19 @@ fn bpftrace_stacks_of_an_exited_process_are_named() {
     let maps_text = std::fs::read_to_string(&maps).unwrap();
     let libc = libc_path(&maps_text);
     let stripped_path = std::fs::canonicalize(&stripped).unwrap();
+    // The program, libc, and ld.so: not in the store, named from its file
+    // on this machine.
+    let ld = maps_text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| p.contains("/ld-linux"))
+        .expect("ld.so in the maps")
+        .to_string();
+    let system = |p: &str| debug_file(Path::new(p)).unwrap_or_else(|| PathBuf::from(p));
     let truths = [
         Truth::new(&maps_text, stripped_path.to_str().unwrap(), &prog),
-        Truth::new(
-            &maps_text,
-            &libc,
-            &debug_file(Path::new(&libc)).unwrap_or_else(|| PathBuf::from(&libc)),
-        ),
+        Truth::new(&maps_text, &libc, &system(&libc)),
+        Truth::new(&maps_text, &ld, &system(&ld)),
     ];
     // The unstripped program's blob: the same build-id as the copy that ran.
     let store = store_of(&dir, &[&prog, Path::new(&libc)]);
@@ -252,7 +259,7 @@ fn bpftrace_stacks_of_an_exited_process_are_named() {
         String::from_utf8_lossy(&got),
     );
     assert_eq!(before.lines().count(), after.lines().count());
-    let mut named = [0usize; 2];
+    let mut named = [0usize; 3];
     let mut functions = std::collections::BTreeSet::new();
     for (b, a) in before.lines().zip(after.lines()) {
         let frame = b
@@ -270,7 +277,7 @@ fn bpftrace_stacks_of_an_exited_process_are_named() {
             .enumerate()
             .find(|(_, t)| t.exec.iter().any(|r| r.contains(&x)))
         else {
-            assert_eq!(a, b, "{x:#x} is in neither binary's code");
+            assert_eq!(a, b, "{x:#x} is in no binary's code");
             continue;
         };
         match t.at(x) {
@@ -290,7 +297,7 @@ fn bpftrace_stacks_of_an_exited_process_are_named() {
             }
         }
     }
-    eprintln!("named {named:?} frames of the program and libc: {functions:?}");
+    eprintln!("named {named:?} frames of the program, libc and ld.so: {functions:?}");
     // bpftrace counts each distinct stack once: main and spin are in most.
     assert!(named[0] >= 8 && named[1] >= 20, "{named:?}\n{before}");
     for f in ["main", "spin"] {

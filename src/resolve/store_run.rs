@@ -169,7 +169,7 @@ impl<'s> StoreRun<'s> {
             None => hex(id),
         };
         let kernel = self
-            .fetch(id, &format!("kernel {name}"), "traces")
+            .fetch(id, None, &format!("kernel {name}"), "traces")
             .map(|map| Kernel {
                 map,
                 resolver: Resolver::new(map, self.opts.clone()),
@@ -242,12 +242,22 @@ impl<'s> StoreRun<'s> {
         b
     }
 
-    /// The blob of `id` from the store, opened for the rest of the run;
-    /// `None`, with a note naming `name` (a failure is an error), when the
-    /// store lacks it or it cannot be opened: its `what` pass unchanged.
-    fn fetch(&mut self, id: &[u8], name: &str, what: &str) -> Option<&'static Kallsyms<'static>> {
+    /// The blob of `id` from the store, opened for the rest of the run; a
+    /// binary the store lacks whose file `local` is on this machine with
+    /// that build-id is packed from it, names only
+    /// ([`crate::elf::functions::names_blob`]). `None`, with a note naming
+    /// `name` (a failure is an error), when neither has it or it cannot be
+    /// opened: its `what` pass unchanged.
+    fn fetch(
+        &mut self,
+        id: &[u8],
+        local: Option<&[u8]>,
+        name: &str,
+        what: &str,
+    ) -> Option<&'static Kallsyms<'static>> {
         let blob = match self.store.blob(id) {
             Ok(Some(blob)) => blob,
+            Ok(None) if let Some(blob) = local.and_then(|p| self.pack_local(id, p, name)) => blob,
             Ok(None) => {
                 self.notes.push(format!(
                     "{name}: no blob in the store {}; its {what} pass unchanged",
@@ -269,9 +279,39 @@ impl<'s> StoreRun<'s> {
         }
     }
 
+    /// `path`'s names blob when the file there has build-id `id`, with a
+    /// note that the store lacked it; `None` (and a note) when packing
+    /// fails.
+    fn pack_local(
+        &mut self,
+        id: &[u8],
+        path: &[u8],
+        name: &str,
+    ) -> Option<crate::blobfile::AlignedBlob> {
+        if crate::normalize::maps::file_build_id(path).as_deref() != Some(id) {
+            return None;
+        }
+        let file = std::path::Path::new(std::str::from_utf8(path).ok()?);
+        match crate::elf::functions::names_blob(file, &Default::default()) {
+            Ok(blob) => {
+                self.notes.push(format!(
+                    "{name}: not in the store {}; named from the file on this machine (names only: ksym-pack --store DIR --lines --elf {} adds its lines)",
+                    self.store.describe(),
+                    file.display()
+                ));
+                Some(crate::blobfile::AlignedBlob::copy_from(&blob))
+            }
+            Err(e) => {
+                self.notes
+                    .push(format!("{name}: not in the store, and {e}"));
+                None
+            }
+        }
+    }
+
     fn load_binary(&mut self, path: &[u8], id: &[u8]) -> Option<Kernel> {
         let name = format!("{} ({})", String::from_utf8_lossy(path), hex(id));
-        let map = self.fetch(id, &name, "frames")?;
+        let map = self.fetch(id, Some(path), &name, "frames")?;
         let segments: Vec<_> = match map {
             Kallsyms::V2(v) => v.load_segments().collect(),
             Kallsyms::V1(_) => Vec::new(),
@@ -356,7 +396,8 @@ impl<'s> StoreRun<'s> {
                 continue;
             };
             let name = format!("{shown} ({})", hex(&id));
-            let Some(map) = self.fetch(&id, &name, "addresses") else {
+            let local = (!deleted).then_some(file);
+            let Some(map) = self.fetch(&id, local, &name, "addresses") else {
                 continue;
             };
             let segments: Vec<_> = match map {
