@@ -26,7 +26,8 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("oops-kaslr-from-sym", "oops-slid.in", &["--kaslr-from-sym"]),
     ("bcc", "bcc.in", &[]),
     // bpftrace's kstack(perf) and ustack(perf): kernel frames keep its
-    // decimal offsets; a user frame without --maps stays.
+    // decimal offsets, a module's frame the blob lacks keeps bpftrace's
+    // name; a user frame without --maps stays.
     ("bpftrace", "bpftrace.in", &[]),
     // Real report forms: every log prefix, references anywhere on a line,
     // return addresses at a function's end, `Code:` lines (x86 bytes cut

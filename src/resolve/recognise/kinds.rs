@@ -184,7 +184,9 @@ impl Resolver<'_, '_> {
             addr,
             from: addr_end + 1,
             to,
-            keep: !kernel && (user_dso || self.user_binary),
+            // A name the tool gave stays where the blob has none (a
+            // module's frame, another build's): `[unknown]` would lose it.
+            keep: !kernel && (user_dso || self.user_binary) || !sym.starts_with(b"[unknown]"),
             style,
         })
     }
