@@ -73,16 +73,22 @@ impl SplitFiles {
         }
         let mut dwp = binary.as_os_str().to_owned();
         dwp.push(".dwp");
-        out.dwp = read_object(Path::new(&dwp)).and_then(|bytes| {
+        out.dwp = std::fs::read(&dwp).ok().and_then(|bytes| {
             let obj = object::File::parse(&bytes[..]).ok()?;
             gimli::DwarfPackageSections::load(|id| section(&obj, id.dwo_name())).ok()
         });
-        for (id, path) in wanted {
-            if out.in_package(id, endian) {
+        // The package's index, parsed once.
+        let packaged: Vec<bool> = {
+            let pkg = out.package(endian);
+            let has = |id| pkg.as_ref().is_some_and(|p| p.cu_index.find(id).is_some());
+            wanted.iter().map(|w| has(w.0)).collect()
+        };
+        for ((id, path), packaged) in wanted.into_iter().zip(packaged) {
+            if packaged {
                 continue;
             }
             let found = path.as_deref().and_then(|p| {
-                let bytes = read_object(p)?;
+                let bytes = std::fs::read(p).ok()?;
                 let obj = object::File::parse(&bytes[..]).ok()?;
                 let sections = gimli::DwarfSections::load(|s| section(&obj, s.dwo_name())).ok()?;
                 (dwo_id_of(&sections, endian) == Some(id)).then_some(sections)
@@ -100,29 +106,23 @@ impl SplitFiles {
         Ok(out)
     }
 
-    /// Whether the package holds the unit of DWO id `id`.
-    fn in_package(&self, id: u64, endian: gimli::RunTimeEndian) -> bool {
-        self.dwp.as_ref().is_some_and(|p| {
-            p.borrow(
-                |s| gimli::EndianSlice::new(s, endian),
-                gimli::EndianSlice::new(&[][..], endian),
-            )
-            .is_ok_and(|pkg| pkg.cu_index.find(id).is_some())
-        })
-    }
-
-    /// Readers over the files, in `endian` (the binary's).
-    pub(crate) fn borrow(&self, endian: gimli::RunTimeEndian) -> Splits<'_> {
-        let dwp = self.dwp.as_ref().and_then(|p| {
+    /// The package's readers, in `endian`, when there is a package that
+    /// parses.
+    fn package(&self, endian: gimli::RunTimeEndian) -> Option<gimli::DwarfPackage<Reader<'_>>> {
+        self.dwp.as_ref().and_then(|p| {
             p.borrow(
                 |s| gimli::EndianSlice::new(s, endian),
                 gimli::EndianSlice::new(&[][..], endian),
             )
             .ok()
-        });
+        })
+    }
+
+    /// Readers over the files, in `endian` (the binary's).
+    pub(crate) fn borrow(&self, endian: gimli::RunTimeEndian) -> Splits<'_> {
         Splits {
             files: self,
-            dwp,
+            dwp: self.package(endian),
             endian,
         }
     }
@@ -145,11 +145,6 @@ impl<'a> Splits<'a> {
         d.make_dwo(parent);
         Some(d)
     }
-}
-
-/// A file's bytes, if it reads.
-fn read_object(path: &Path) -> Option<Vec<u8>> {
-    std::fs::read(path).ok()
 }
 
 /// Section `name`'s bytes (decompressed), empty when absent.

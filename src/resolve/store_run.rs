@@ -200,14 +200,20 @@ impl<'s> StoreRun<'s> {
         }
     }
 
+    /// `path`'s build-id: as given (`--build-ids`, perf's records), else,
+    /// when `on_disk`, the file's on this machine.
+    fn build_id_of(&self, path: &[u8], on_disk: bool) -> Option<Vec<u8>> {
+        (self.path_ids.get(path).cloned())
+            .or_else(|| on_disk.then(|| crate::normalize::maps::file_build_id(path))?)
+    }
+
     /// The binary a callchain frame of `path` belongs to, with its blob
     /// loaded; `None` (and one note) when its build-id or blob is unknown.
     fn binary_of(&mut self, path: &[u8]) -> Option<usize> {
         if let Some(b) = self.path_bin.get(path) {
             return *b;
         }
-        let id = (self.path_ids.get(path).cloned())
-            .or_else(|| crate::normalize::maps::file_build_id(path));
+        let id = self.build_id_of(path, true);
         let b = match id {
             Some(id) => {
                 let key = (path.to_vec(), id);
@@ -384,11 +390,7 @@ impl<'s> StoreRun<'s> {
                 None => (path, false),
             };
             let shown = String::from_utf8_lossy(path);
-            let id = self.path_ids.get(file).cloned().or_else(|| {
-                (!deleted)
-                    .then(|| crate::normalize::maps::file_build_id(file))
-                    .flatten()
-            });
+            let id = self.build_id_of(file, !deleted);
             let Some(id) = id else {
                 self.notes.push(format!(
                     "{shown}: no build-id (not on this machine; give --build-ids): its addresses pass unchanged"

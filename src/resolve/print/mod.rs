@@ -175,17 +175,14 @@ impl<'a> Resolver<'_, 'a> {
                 style: FrameStyle::Bpftrace { dso },
                 ..
             } => {
+                // Always `keep`: a line without a hit was copied above.
                 out.extend_from_slice(&body[..from]);
-                match hit {
-                    Some(h) => {
-                        self.push_name(out, h.name);
-                        out.push(b'+');
-                        out.extend_from_slice(itoa::Buffer::new().format(h.offset).as_bytes());
-                    }
-                    None => out.extend_from_slice(b"[unknown]"),
+                if let Some(h) = hit {
+                    self.push_name(out, h.name);
+                    out.push(b'+');
+                    out.extend_from_slice(itoa::Buffer::new().format(h.offset).as_bytes());
                 }
                 match self.opts.paths.as_ref().and_then(|p| p.first()) {
-                    // (`keep`: no hit never gets here.)
                     Some(p) if dso => {
                         out.extend_from_slice(b" (");
                         out.extend_from_slice(p);
