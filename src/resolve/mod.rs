@@ -60,6 +60,7 @@ mod print;
 mod recognise;
 pub mod store_run;
 
+use batch::blocks::BlockRows;
 use batch::cache::{DecodedCache, NameCache, RowCache};
 use batch::rows::RowTable;
 
@@ -243,6 +244,8 @@ pub struct Resolver<'m, 'a> {
     /// Rows of recently resolved addresses: traces repeat a few thousand
     /// return addresses, and decoding a row block costs more than a probe.
     row_cache: RowCache,
+    /// `lines`' row blocks, decoded once.
+    blocks: BlockRows,
     /// The prefix oops lines strip from paths (decode_stacktrace.sh's base path).
     oops_prefix: Vec<u8>,
     /// An address's frames, reused.
@@ -377,6 +380,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             line_index: lines.map(|l| AddressIndex::over(l.blocks(), |b| l.block_address(b))),
             oops_prefix: Vec::new(),
             row_cache: RowCache::default(),
+            blocks: BlockRows::new(lines.as_ref()),
             frames: Vec::new(),
             paths: DecodedCache::default(),
             functions: DecodedCache::default(),
@@ -664,7 +668,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             for ((r, &b), l) in rows.iter_mut().zip(blocks.iter()).zip(&batch.lookups) {
                 if let (Some(addr), true) = (l.addr, b != usize::MAX) {
                     let a = addr.wrapping_sub(slide);
-                    *r = lines.find_in_block(b, a);
+                    *r = self.blocks.find(lines, b, a);
                     self.row_cache.put(a, *r);
                 }
             }

@@ -451,6 +451,19 @@ impl<'a> LineTable<'a> {
         (r.file != 0 || r.node != 0).then_some(r)
     }
 
+    /// Every row of block `b` in address order, to `f`: what a caller that
+    /// keeps blocks decoded stores (a block's row at an address is then the
+    /// last stored row at or below it, kept if it has a file or a node, as
+    /// [`LineTable::find_in_block`] keeps it). `None` when `b` is past the
+    /// table or the bytes do not decode (a forged blob): `f` may have seen
+    /// some rows by then.
+    pub fn block_rows(&self, b: usize, f: impl FnMut(&SourceRow)) -> Option<()> {
+        if b >= self.blocks() {
+            return None;
+        }
+        self.decode_block(b, u64::MAX, f)
+    }
+
     /// String `id` (function names, directories, base names).
     pub fn string(&self, id: u32) -> Option<CodedStr<'a>> {
         let id = id as usize;
