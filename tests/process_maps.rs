@@ -6,7 +6,8 @@
 //! real bpftrace capture of a stripped program that exited before
 //! bpftrace printed its stacks, checked frame by frame against `nm` of the
 //! unstripped program and of libc's and ld.so's debug files (ld.so is not
-//! in the store: its blob is made from its file on this machine).
+//! in the store: its blob is made from its file on this machine). A binary
+//! the store lacks gets its lines from its own DWARF with `--inline`.
 mod common;
 
 use common::{cc_pie, debug_file, nm_all, nm_functions, run, run_ok, scratch, tool};
@@ -34,20 +35,27 @@ fn libc_path(maps: &str) -> String {
         .to_string()
 }
 
-/// Frames of every form a tool prints for a process, at the runtime
-/// addresses a PIE printed of its own functions and of libc's `puts`.
-#[test]
-fn a_process_s_binaries_resolve_through_its_maps_from_a_store() {
-    let dir = scratch("process-maps");
-    let prog = cc_pie(&dir, "maps.c", "maps");
+/// tests/data/maps.c built as a PIE and run: the program, the runtime
+/// addresses it printed (`exported`, `helper`, libc's `puts`) and its maps.
+fn maps_program(dir: &Path) -> (PathBuf, std::collections::HashMap<String, u64>, String) {
+    let prog = cc_pie(dir, "maps.c", "maps");
     let out = tool(prog.to_str().unwrap(), &[]);
     let mut lines = out.lines();
     let mut addr = std::collections::HashMap::new();
     for _ in 0..3 {
         let (name, a) = lines.next().unwrap().split_once(' ').unwrap();
-        addr.insert(name, u64::from_str_radix(&a[2..], 16).unwrap());
+        addr.insert(name.to_string(), u64::from_str_radix(&a[2..], 16).unwrap());
     }
     let maps_text = lines.collect::<Vec<_>>().join("\n") + "\n";
+    (prog, addr, maps_text)
+}
+
+/// Frames of every form a tool prints for a process, at the runtime
+/// addresses a PIE printed of its own functions and of libc's `puts`.
+#[test]
+fn a_process_s_binaries_resolve_through_its_maps_from_a_store() {
+    let dir = scratch("process-maps");
+    let (prog, addr, maps_text) = maps_program(&dir);
     let libc = libc_path(&maps_text);
     // A mapping of a file deleted since: the file there now is not it.
     let maps_text =
@@ -113,6 +121,70 @@ fn a_process_s_binaries_resolve_through_its_maps_from_a_store() {
     let line = maps_text.lines().count() + 1;
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains(&format!("line {line}: expected")), "{err}");
+}
+
+/// A binary the store lacks, named from its file on this machine: names
+/// only, but with `--inline`, when it has DWARF, its lines too, as the
+/// blob `ksym-pack --elf --lines` makes of it prints them.
+#[test]
+fn a_binary_the_store_lacks_gets_its_lines_from_its_file_with_inline() {
+    let dir = scratch("local-lines");
+    let (prog, addr, maps_text) = maps_program(&dir);
+    let input: String = ["exported", "helper"]
+        .iter()
+        .map(|f| format!("{:#x}\n{:#x}\n", addr[*f], addr[*f] + 1))
+        .collect();
+    let maps = dir.join("maps.txt");
+    std::fs::write(&maps, &maps_text).unwrap();
+    let libc = libc_path(&maps_text);
+    let store = store_of(&dir, &[Path::new(&libc)]);
+    let blob = dir.join("maps.ksym");
+    run_ok(
+        "ksym-pack",
+        &[
+            "--elf",
+            prog.to_str().unwrap(),
+            "--lines",
+            "-o",
+            blob.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let (s, m) = (store.to_str().unwrap(), maps.to_str().unwrap());
+    let want = String::from_utf8(run_ok(
+        "ksym-resolve",
+        &["--maps", m, "--dso", "maps", blob.to_str().unwrap()],
+        input.as_bytes(),
+    ))
+    .unwrap();
+    assert!(want.contains("maps.c:"), "{want}");
+    let inline = run(
+        "ksym-resolve",
+        &["--store", s, "--maps", m, "--inline"],
+        input.as_bytes(),
+    );
+    assert!(inline.status.success(), "{inline:?}");
+    assert_eq!(String::from_utf8_lossy(&inline.stdout), want);
+    let err = String::from_utf8_lossy(&inline.stderr);
+    assert!(
+        err.contains("named from the file on this machine, lines from"),
+        "{err}"
+    );
+    // Without --inline: the same names, no lines.
+    let names = run(
+        "ksym-resolve",
+        &["--store", s, "--maps", m],
+        input.as_bytes(),
+    );
+    let text = String::from_utf8_lossy(&names.stdout);
+    assert!(!text.contains("maps.c"), "{text}");
+    for (n, w) in text.lines().zip(want.lines()) {
+        assert!(w.starts_with(n), "{n} / {w}");
+    }
+    assert!(
+        String::from_utf8_lossy(&names.stderr).contains("(names only: --inline"),
+        "{names:?}"
+    );
 }
 
 /// A binary's functions by `nm` (of its debug file when it has one) and

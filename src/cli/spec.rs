@@ -326,7 +326,7 @@ pub const RESOLVE: Tool = Tool {
         ),
         flag(
             "inline",
-            "perf callchains: add a frame line per inlined function (blob with lines)",
+            "perf callchains: a line per inlined function (blob with lines; --store: local files get lines)",
         ),
         with(
             "strip-prefix",

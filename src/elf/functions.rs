@@ -65,32 +65,6 @@ pub struct Functions {
     pub segments: Vec<LoadSegment>,
 }
 
-/// The v2 blob `ksym-pack --elf BINARY` writes without `--lines`, made in
-/// memory: `path`'s function symbols with their sizes (FORMAT.md §10.7),
-/// its executable load segments (§10.8) and its build-id (§10.6); what
-/// `ksym-resolve --store` names a binary's frames with when the store has
-/// no blob for it and the file is on this machine.
-///
-/// Errors: those of [`function_symbols`], a binary without function
-/// symbols, or a list the writer refuses.
-pub fn names_blob(path: &Path, dirs: &DebugDirs) -> Result<Vec<u8>, String> {
-    let f = function_symbols(path, dirs)?;
-    if f.list.is_empty() {
-        return Err(format!(
-            "{}: no function symbols in .symtab, its debug file's or .dynsym",
-            path.display()
-        ));
-    }
-    let opts = crate::blob::v2::write::V2Options {
-        segments: f.segments,
-        build_id: debugfile::build_id_of(path).unwrap_or_default(),
-        ..Default::default()
-    };
-    crate::blob::v2::write::pack_v2(&f.list, &opts)
-        .map(|p| p.blob)
-        .map_err(|e| format!("{}: {e}", path.display()))
-}
-
 /// One symbol before ordering: address, size, type letter, name, and its
 /// rank among aliases (smaller first).
 struct Candidate {

@@ -7,6 +7,7 @@
 //!   executable sections;
 //! - [`functions`]: a user-space binary's function symbols with their
 //!   sizes, aliases ordered as symbolizers print them;
+//! - [`local`]: a binary on this machine packed in memory, lines and all;
 //! - [`cxx`]: C++ names demangled by the system's libstdc++;
 //! - [`debugfile`]: a stripped binary's separate debug file (build-id,
 //!   `.gnu_debuglink`);
@@ -26,6 +27,7 @@ pub mod debugfile;
 pub mod dwarf;
 pub mod functions;
 pub mod kmod;
+pub mod local;
 pub mod patch;
 pub mod plt;
 pub(crate) mod section;

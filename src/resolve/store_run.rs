@@ -250,8 +250,8 @@ impl<'s> StoreRun<'s> {
 
     /// The blob of `id` from the store, opened for the rest of the run; a
     /// binary the store lacks whose file `local` is on this machine with
-    /// that build-id is packed from it, names only
-    /// ([`crate::elf::functions::names_blob`]). `None`, with a note naming
+    /// that build-id is packed from it, with its lines under `--inline`
+    /// ([`crate::elf::local::local_blob`]). `None`, with a note naming
     /// `name` (a failure is an error), when neither has it or it cannot be
     /// opened: its `what` pass unchanged.
     fn fetch(
@@ -285,9 +285,10 @@ impl<'s> StoreRun<'s> {
         }
     }
 
-    /// `path`'s names blob when the file there has build-id `id`, with a
-    /// note that the store lacked it; `None` (and a note) when packing
-    /// fails.
+    /// `path`'s blob when the file there has build-id `id`, with a note
+    /// that the store lacked it; `None` (and a note) when packing fails.
+    /// Names only, but with `--inline`: inline frames need the lines, and
+    /// reading DWARF takes a library's size in time (0.3 s for libc's).
     fn pack_local(
         &mut self,
         id: &[u8],
@@ -298,14 +299,27 @@ impl<'s> StoreRun<'s> {
             return None;
         }
         let file = std::path::Path::new(std::str::from_utf8(path).ok()?);
-        match crate::elf::functions::names_blob(file, &Default::default()) {
-            Ok(blob) => {
-                self.notes.push(format!(
-                    "{name}: not in the store {}; named from the file on this machine (names only: ksym-pack --store DIR --lines --elf {} adds its lines)",
-                    self.store.describe(),
-                    file.display()
-                ));
-                Some(crate::blobfile::AlignedBlob::copy_from(&blob))
+        let lines = self.opts.inline;
+        match crate::elf::local::local_blob(file, &Default::default(), lines) {
+            Ok(local) => {
+                let store = self.store.describe();
+                self.notes.push(match &local.lines_from {
+                    Some(dwarf) => format!(
+                        "{name}: not in the store {store}; named from the file on this machine, lines from {}",
+                        dwarf.display()
+                    ),
+                    None if lines => format!(
+                        "{name}: not in the store {store}; named from the file on this machine (names only: no DWARF in it or a debug file here)"
+                    ),
+                    None => format!(
+                        "{name}: not in the store {store}; named from the file on this machine (names only: --inline, or ksym-pack --store DIR --lines --elf {}, adds its lines)",
+                        file.display()
+                    ),
+                });
+                if let Some(w) = local.warning {
+                    self.notes.push(w);
+                }
+                Some(crate::blobfile::AlignedBlob::copy_from(&local.blob))
             }
             Err(e) => {
                 self.notes
