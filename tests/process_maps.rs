@@ -80,7 +80,8 @@ fn a_process_s_binaries_resolve_through_its_maps_from_a_store() {
          \t{puts:x} puts+0 ({libc})\n\
          \t1000 0x1000 ([unknown])\n\
          \x20       {e:x} [unknown] [maps]\n\
-         \t    {link:x} ({p})\n",
+         \t    {link:x} ({p})\n\
+         0x7e0000000010\n",
         e1 = e + 1
     );
     let args = [
@@ -107,6 +108,8 @@ fn a_process_s_binaries_resolve_through_its_maps_from_a_store() {
     // bcc's `[unknown] [MOD]` keeps its module, as bcc prints a name.
     assert_eq!(got[5], format!("        {e:x} exported+0x0 [maps]"));
     assert_eq!(got[6], format!("\t    {link:x} exported ({p})"));
+    // An address of the deleted file's mapping stays, with a note.
+    assert_eq!(got[7], "0x7e0000000010");
     let err =
         String::from_utf8_lossy(&run("ksym-resolve", &args, input.as_bytes()).stderr).into_owned();
     assert!(err.contains("/tmp/gone.so (deleted): no build-id"), "{err}");
@@ -170,6 +173,9 @@ fn a_binary_the_store_lacks_gets_its_lines_from_its_file_with_inline() {
         err.contains("named from the file on this machine, lines from"),
         "{err}"
     );
+    // A mapped binary no address lands in is never loaded: ld.so's DWARF
+    // is not read.
+    assert!(!err.contains("ld-linux"), "{err}");
     // Without --inline: the same names, no lines.
     let names = run(
         "ksym-resolve",

@@ -64,8 +64,14 @@ pub struct StoreRun<'s> {
     /// Each path met so far: its binary (`None`: no build-id or no blob).
     path_bin: HashMap<Vec<u8>, Option<usize>>,
     /// A process's address space (`--maps`): each executable mapping's
-    /// runtime addresses, its binary and its path, by start address.
+    /// runtime addresses, its file (an index into `mapped`) and its path,
+    /// by start address.
     spaces: Vec<(std::ops::Range<u64>, usize, Vec<u8>)>,
+    /// The files of `--maps`, each loaded when an address first lands in
+    /// it: a process maps dozens of libraries, a trace hits a few, and one
+    /// the store lacks is packed from its file (with --inline, its DWARF
+    /// read).
+    mapped: Vec<Mapped>,
     target: Target,
     pending: Vec<u8>,
     /// Resolved text on its way to stdout: one write per block, not one per
@@ -80,6 +86,14 @@ pub struct StoreRun<'s> {
     notes: Vec<String>,
     /// A store error was met (the exit status says so).
     pub failed: bool,
+}
+
+/// A file of `--maps`: its mappings until it is loaded, then its binary.
+#[derive(Debug)]
+struct Mapped {
+    maps: Vec<crate::normalize::maps::Mapping>,
+    /// `None`: not loaded yet; `Some(None)`: no binary for it.
+    binary: Option<Option<usize>>,
 }
 
 impl<'s> StoreRun<'s> {
@@ -98,6 +112,7 @@ impl<'s> StoreRun<'s> {
             path_ids: HashMap::new(),
             path_bin: HashMap::new(),
             spaces: Vec::new(),
+            mapped: Vec::new(),
             target: Target::Kernel,
             pending: Vec::with_capacity(OUT_BLOCK + MAX_LINE),
             written: Vec::with_capacity(2 * OUT_BLOCK + MAX_LINE),
@@ -392,72 +407,95 @@ impl<'s> StoreRun<'s> {
     /// from the file on this machine (never for a `(deleted)` one: the file
     /// there now is another build); without one, or without a blob, or
     /// when its mappings do not line up with the blob's load segments, its
-    /// addresses pass unchanged, with a note.
+    /// addresses pass unchanged, with a note. Each binary is found when an
+    /// address first lands in it.
     ///
     /// Errors: the maps file does not parse (the line named).
     pub fn add_maps(&mut self, text: &[u8]) -> Result<(), String> {
-        use crate::normalize::maps::{file_mappings, load_bias, parse};
+        use crate::normalize::maps::{file_mappings, parse};
         let all = parse(text)?;
         for (path, maps) in file_mappings(&all) {
-            let (file, deleted) = match path.strip_suffix(b" (deleted)") {
-                Some(f) => (f, true),
-                None => (path, false),
-            };
-            let shown = String::from_utf8_lossy(path);
-            let id = self.build_id_of(file, !deleted);
-            let Some(id) = id else {
-                self.notes.push(format!(
-                    "{shown}: no build-id (not on this machine; give --build-ids): its addresses pass unchanged"
-                ));
-                continue;
-            };
-            let name = format!("{shown} ({})", hex(&id));
-            let local = (!deleted).then_some(file);
-            let Some(map) = self.fetch(&id, local, &name, "addresses") else {
-                continue;
-            };
-            let segments: Vec<_> = match map {
-                Kallsyms::V2(v) => v.load_segments().collect(),
-                Kallsyms::V1(_) => Vec::new(),
-            };
-            let Some(bias) = load_bias(&maps, &segments) else {
-                self.notes.push(format!(
-                    "{name}: its mappings do not line up with its blob's load segments (another build?): its addresses pass unchanged"
-                ));
-                continue;
-            };
-            let ranges: Vec<_> = maps
-                .iter()
-                .filter(|m| m.exec)
-                .map(|m| m.range.clone())
-                .collect();
-            let resolver =
-                self.binary_resolver(map, bias, ranges.clone(), vec![file.to_vec()], name);
-            self.binaries.push(resolver);
-            let i = self.binaries.len() - 1;
-            self.spaces
-                .extend(ranges.into_iter().map(|r| (r, i, file.to_vec())));
+            let j = self.mapped.len();
+            self.spaces.extend(
+                maps.iter()
+                    .filter(|m| m.exec)
+                    .map(|m| (m.range.clone(), j, path.to_vec())),
+            );
+            self.mapped.push(Mapped {
+                maps: maps.into_iter().cloned().collect(),
+                binary: None,
+            });
         }
         self.spaces.sort_by_key(|s| s.0.start);
         Ok(())
     }
 
+    /// The binary of `--maps` file `j`, loaded on first use; `None` (with
+    /// a note, once) when it has no build-id, no blob or a blob whose
+    /// segments its mappings do not match.
+    fn mapped_binary(&mut self, j: usize) -> Option<usize> {
+        if let Some(b) = self.mapped[j].binary {
+            return b;
+        }
+        let b = self.load_mapped(j);
+        self.mapped[j].binary = Some(b);
+        b
+    }
+
+    fn load_mapped(&mut self, j: usize) -> Option<usize> {
+        use crate::normalize::maps::load_bias;
+        let maps = std::mem::take(&mut self.mapped[j].maps);
+        let path = maps.first()?.path.clone();
+        let (file, deleted) = match path.strip_suffix(b" (deleted)") {
+            Some(f) => (f, true),
+            None => (&path[..], false),
+        };
+        let shown = String::from_utf8_lossy(&path);
+        let Some(id) = self.build_id_of(file, !deleted) else {
+            self.notes.push(format!(
+                "{shown}: no build-id (not on this machine; give --build-ids): its addresses pass unchanged"
+            ));
+            return None;
+        };
+        let name = format!("{shown} ({})", hex(&id));
+        let map = self.fetch(&id, (!deleted).then_some(file), &name, "addresses")?;
+        let segments: Vec<_> = match map {
+            Kallsyms::V2(v) => v.load_segments().collect(),
+            Kallsyms::V1(_) => Vec::new(),
+        };
+        let refs: Vec<_> = maps.iter().collect();
+        let Some(bias) = load_bias(&refs, &segments) else {
+            self.notes.push(format!(
+                "{name}: its mappings do not line up with its blob's load segments (another build?): its addresses pass unchanged"
+            ));
+            return None;
+        };
+        let ranges = maps
+            .iter()
+            .filter(|m| m.exec)
+            .map(|m| m.range.clone())
+            .collect();
+        let resolver = self.binary_resolver(map, bias, ranges, vec![file.to_vec()], name);
+        self.binaries.push(resolver);
+        Some(self.binaries.len() - 1)
+    }
+
     /// The binary of `--maps` whose code holds the runtime address `line`
     /// starts with; not for a perf frame of another path (its address is
     /// that file's offset, not a runtime one).
-    fn space_of(&self, line: &[u8]) -> Option<usize> {
+    fn space_of(&mut self, line: &[u8]) -> Option<usize> {
         if self.spaces.is_empty() {
             return None;
         }
         let a = crate::normalize::maps::leading_address(line)?;
         let k = self.spaces.partition_point(|s| s.0.start <= a);
-        let (range, i, path) = &self.spaces[k.checked_sub(1)?];
+        let (range, j, path) = &self.spaces[k.checked_sub(1)?];
         if !range.contains(&a) {
             return None;
         }
         match callchain_path(line) {
             Some(p) if p != &path[..] => None,
-            _ => Some(*i),
+            _ => self.mapped_binary(*j),
         }
     }
 
