@@ -662,7 +662,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             }
             let mut t = 0u8;
             for &b in blocks[..n].iter().filter(|&&b| b < usize::MAX - 1) {
-                t ^= lines.touch_block(b);
+                t ^= self.blocks.touch(lines, b);
             }
             std::hint::black_box(t);
             for ((r, &b), l) in rows.iter_mut().zip(blocks.iter()).zip(&batch.lookups) {
