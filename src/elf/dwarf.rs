@@ -20,6 +20,12 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+
+/// The sweep's dedup maps (strings, files, inline nodes: millions of
+/// probes for a vmlinux): foldhash, several times SipHash's speed on short
+/// keys, with a per-process random seed so that crafted DWARF cannot aim
+/// at collisions.
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use std::fmt;
 use std::path::Path;
 
@@ -157,7 +163,12 @@ fn read_source_table_in(
         }
     };
     let sections = gimli::DwarfSections::load(load)?;
-    let dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, endian));
+    let mut dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, endian));
+    // Every unit is parsed by the boundary walk, then by each piece's
+    // addr2line context: its abbreviations parsed once, not each time
+    // (they were a fifth of libc's pack time).
+    dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
+    let dwarf = std::sync::Arc::new(dwarf);
     let dwarf_err = |e: gimli::Error| fail(format!("{}: DWARF: {e}", path.display()));
     let split_files = super::split::SplitFiles::read(&dwarf, path, endian).map_err(dwarf_err)?;
     let splits = split_files.borrow(endian);
@@ -170,13 +181,9 @@ fn read_source_table_in(
         boundaries(&dwarf, &split_of, &exec, &symtab, &mut stats).map_err(dwarf_err)?;
     stats.boundaries = bounds.len();
     stats.symbol_addresses = symtab.syms.iter().map(|s| s.0).collect();
-    drop(dwarf);
-    // One addr2line context per piece, each over its own view of the
-    // sections (a context parses only the units its addresses reach).
-    let context = || {
-        let dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, endian));
-        addr2line::Context::from_dwarf(dwarf)
-    };
+    // One addr2line context per piece over the one view of the sections
+    // (a context parses only the units its addresses reach).
+    let context = || addr2line::Context::from_arc_dwarf(std::sync::Arc::clone(&dwarf));
     let table = sweep_in_pieces(
         context,
         &split_of,
@@ -265,11 +272,11 @@ fn merge(tables: Vec<SourceTable>) -> SourceTable {
     for s in std::mem::take(&mut out.strings) {
         strings.id(&s);
     }
-    let mut files: HashMap<(u32, u32), u32> = (out.files.iter().enumerate().skip(1))
+    let mut files: Map<(u32, u32), u32> = (out.files.iter().enumerate().skip(1))
         .map(|(i, &f)| (f, i as u32))
         .collect();
     // Node 0 is "none", never a key: a real node may equal its default.
-    let mut nodes: HashMap<InlineNode, u32> = (out.nodes.iter().enumerate().skip(1))
+    let mut nodes: Map<InlineNode, u32> = (out.nodes.iter().enumerate().skip(1))
         .map(|(i, &n)| (n, i as u32))
         .collect();
     for t in it {
@@ -512,7 +519,7 @@ pub(crate) enum OuterName {
 /// Interns byte strings as dense ids.
 #[derive(Default)]
 pub(crate) struct Interner {
-    ids: HashMap<Vec<u8>, u32>,
+    ids: Map<Vec<u8>, u32>,
     pub(crate) strings: Vec<Vec<u8>>,
 }
 
@@ -542,13 +549,13 @@ fn sweep<R: gimli::Reader>(
     let mut strings = Interner::default();
     // File paths by the `&str` addr2line returns, split into directory and
     // base name (ids into `strings`); file id 0 means "no file".
-    let mut files: HashMap<String, u32> = HashMap::new();
+    let mut files: Map<String, u32> = Map::default();
     let mut file_list: Vec<(u32, u32)> = vec![(0, 0)];
-    let mut nodes: HashMap<InlineNode, u32> = HashMap::new();
+    let mut nodes: Map<InlineNode, u32> = Map::default();
     let mut node_list: Vec<InlineNode> = vec![InlineNode::default()];
     let mut rows: Vec<LineRow> = Vec::new();
     let mut demangled = Vec::new();
-    let mut name_at: HashMap<(usize, usize), u32> = HashMap::new();
+    let mut name_at: Map<(usize, usize), u32> = Map::default();
     // Frames of one address, outermost first: (function, call site).
     let mut chain: Vec<(u32, u32, u32, u32)> = Vec::new();
 
