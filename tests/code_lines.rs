@@ -130,3 +130,59 @@ fn code_lines_agree_with_objdump() {
     }
     assert!(compared >= 40, "only {compared} instructions compared");
 }
+
+/// A `Code:` line pasted alone (no `RIP:` line, so no fault address): as
+/// decodecode runs objdump, each view counts addresses from its own first
+/// byte, so a branch after the trapping byte targets another offset in
+/// each. The view from the trapping instruction equals objdump's on the
+/// bytes from `<..>`, branch target included.
+#[test]
+fn a_lone_code_line_s_views_count_from_their_own_first_byte() {
+    let line = "Code: 48 89 df e8 00 00 00 00 <48> 8b 43 08 83 f8 01 0f 86 52 03 00 00 89 d1 c3\n";
+    let dir = scratch("code-lone");
+    let blob = dir.join("k.bin");
+    std::fs::write(&blob, run_ok("ksym-pack", &[], b"0000000000001000 T f\n")).unwrap();
+    let out = run_ok(
+        "ksym-resolve",
+        &["--arch", "x86_64", blob.to_str().unwrap()],
+        line.as_bytes(),
+    );
+    let out = String::from_utf8(out).unwrap();
+    let row = |l: &str| {
+        let (off, rest) = l.trim_start().split_once(":\t")?;
+        let (hex, text) = rest.split_once('\t')?;
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        Some((
+            off.trim_end_matches('*').to_string(),
+            hex.split_whitespace().collect::<String>(),
+            text,
+        ))
+    };
+    let ours: Vec<_> = out
+        .split("Code starting with the faulting instruction")
+        .nth(1)
+        .expect("the view from the trapping instruction")
+        .lines()
+        .filter_map(row)
+        .collect();
+    let bytes: Vec<u8> = line[line.find('<').unwrap()..]
+        .split_whitespace()
+        .map(|h| u8::from_str_radix(h.trim_matches(['<', '>']), 16).unwrap())
+        .collect();
+    let f = dir.join("from-trap.bin");
+    std::fs::write(&f, &bytes).unwrap();
+    let theirs = tool(
+        "objdump",
+        &[
+            "-D",
+            "-b",
+            "binary",
+            "-m",
+            "i386:x86-64",
+            f.to_str().unwrap(),
+        ],
+    );
+    let theirs: Vec<_> = theirs.lines().filter_map(row).collect();
+    assert_eq!(ours, theirs, "{out}");
+    assert!(ours.iter().any(|r| r.2 == "jbe 0x35f"), "{ours:?}");
+}

@@ -80,6 +80,13 @@ fn finish(mode: Mode, text: &str) -> String {
                     out.push_str(inner);
                     (inner, rest)
                 }
+                // A prefix word before a mnemonic without operands is
+                // not padded: `repz ret`.
+                None if x86_prefix_word(m) => {
+                    out.push(' ');
+                    out.push_str(ops);
+                    return out;
+                }
                 _ => (m, ops),
             };
             while out.len() < 6 {
@@ -308,10 +315,42 @@ fn x86_text(
             text = format!("{} {text}", x86_prefix(rex).unwrap_or("rex"));
         }
     }
+    let text = objdump_rep(x86_prefix_words(&own[..opcode_at], text));
     Insn {
         len: ins.len(),
-        text: finish(Mode::X86_64, &x86_prefix_words(&own[..opcode_at], text)),
+        text: finish(Mode::X86_64, &text),
     }
+}
+
+/// objdump's names of the `f2`/`f3` prefix words, where iced writes
+/// `repne`, `repe` and `rep`: `repnz` and `repz`, but `rep` before the
+/// string instructions that only repeat (`rep movsq`, `rep stos`), as
+/// binutils' i386-dis.c names them (`f3 c3` is `repz ret`).
+fn objdump_rep(text: String) -> String {
+    let words: Vec<&str> = text.split(' ').collect();
+    let Some(m) = words.iter().position(|w| !x86_prefix_word(w)) else {
+        return text;
+    };
+    let repeats_only = ["movs", "stos", "lods", "ins", "outs"]
+        .iter()
+        .any(|s| words[m].starts_with(s));
+    let mut changed = false;
+    let out: Vec<&str> = words
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| {
+            let new = match w {
+                _ if i >= m => w,
+                "repne" => "repnz",
+                "repe" => "repz",
+                "rep" if !repeats_only => "repz",
+                _ => w,
+            };
+            changed |= new != w;
+            new
+        })
+        .collect();
+    if changed { out.join(" ") } else { text }
 }
 
 /// Decodes the instruction at the start of `bytes`, located at `ip`.
@@ -350,7 +389,16 @@ pub(in crate::resolve) fn decode(mode: Mode, bytes: &[u8], ip: u64) -> Insn {
                     0x06, 0x07, 0x0e, 0x16, 0x17, 0x1e, 0x1f, 0x27, 0x2f, 0x37, 0x3f, 0x60, 0x61,
                     0xce, 0xd4, 0xd5, 0xd6, 0x9a, 0xea,
                 ];
-                let cut = bytes.len() == 1 && !GONE.contains(&bytes[0]);
+                // A VEX, EVEX or AMD XOP prefix the line ends before its
+                // opcode: objdump runs out of bytes before it tells the
+                // map is none (`c4 ea ff` at the end: `.byte 0xc4`).
+                let xop = bytes.get(1).is_none_or(|b| matches!(b & 0x1f, 8..=10));
+                let short_vex = match (bytes[0], bytes.len()) {
+                    (0xc4, ..=3) | (0xc5, ..=2) | (0x62, ..=4) => true,
+                    (0x8f, ..=3) => xop,
+                    _ => false,
+                };
+                let cut = bytes.len() == 1 && !GONE.contains(&bytes[0]) || short_vex;
                 let text = match x86_prefix(bytes[0]) {
                     Some(p) => p.to_string(),
                     None if !cut && x86_bad(bytes) => "(bad)".to_string(),
@@ -587,6 +635,55 @@ mod tests {
         assert_eq!(
             rows(&[0x66, 0x48, 0x8b]),
             t(&[(0, "data16"), (1, "rex.W"), (2, ".byte 0x8b")])
+        );
+        // A VEX prefix cut before its opcode is `.byte`; with the opcode
+        // and a map that is none, `(bad)`.
+        assert_eq!(
+            rows(&[0x90, 0xc4, 0xea, 0xff]),
+            t(&[
+                (0, "nop"),
+                (1, ".byte 0xc4"),
+                (2, "(bad)"),
+                (3, ".byte 0xff")
+            ])
+        );
+        // AMD's XOP maps are 8 to 10; past them `8f` is `(bad)`.
+        assert_eq!(
+            rows(&[0x90, 0x8f, 0x88]),
+            t(&[(0, "nop"), (1, ".byte 0x8f"), (2, ".byte 0x88")])
+        );
+        assert_eq!(
+            rows(&[0x90, 0x8f, 0xfe]),
+            t(&[(0, "nop"), (1, "(bad)"), (2, ".byte 0xfe")])
+        );
+        assert_eq!(
+            rows(&[0x90, 0xc4, 0xea, 0xff, 0x10]),
+            t(&[
+                (0, "nop"),
+                (1, "(bad)"),
+                (2, "(bad)"),
+                (3, "call   *(%rax)")
+            ])
+        );
+        // f2/f3 as objdump (binutils 2.40) names them.
+        assert_eq!(
+            rows(&[0xf2, 0xfa, 0xf3, 0xfa, 0xf3, 0xc3, 0xf2, 0x90, 0xf3, 0x90]),
+            t(&[
+                (0, "repnz cli"),
+                (2, "repz cli"),
+                (4, "repz ret"),
+                (6, "repnz nop"),
+                (8, "pause")
+            ])
+        );
+        assert_eq!(
+            rows(&[0xf3, 0x48, 0xa5, 0xf2, 0xae, 0xf3, 0xa6, 0xf3, 0xaa]),
+            t(&[
+                (0, "rep movsq %ds:(%rsi),%es:(%rdi)"),
+                (3, "repnz scas %es:(%rdi),%al"),
+                (5, "repz cmpsb %es:(%rdi),%ds:(%rsi)"),
+                (7, "rep stos %al,%es:(%rdi)")
+            ])
         );
     }
 }

@@ -135,11 +135,14 @@ impl<'a> Resolver<'_, 'a> {
             // Where `All code` has a row at the trapping byte, the decode
             // from there is its tail (each row depends only on the bytes
             // from its offset, and its address); not so in Thumb, whose IT
-            // block state comes from the rows before.
+            // block state comes from the rows before, nor without the
+            // fault's address, where each view counts addresses from its
+            // own first byte, as objdump does for decodecode (a branch's
+            // target differs).
             let from_trap = all.iter().position(|(o, _)| *o == t);
             let own;
             let rows: &[(usize, Insn)] = match from_trap {
-                Some(k) if mode != Mode::Thumb => &all[k..],
+                Some(k) if mode != Mode::Thumb && base.is_some() => &all[k..],
                 _ => {
                     let ip = base.map_or(0, |b| b.wrapping_add(t as u64));
                     own = disasm::disassemble(mode, &c.bytes[t..], ip)
