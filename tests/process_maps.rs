@@ -191,6 +191,36 @@ fn a_binary_the_store_lacks_gets_its_lines_from_its_file_with_inline() {
         String::from_utf8_lossy(&names.stderr).contains("(names only: --inline"),
         "{names:?}"
     );
+    // DWARF that does not read costs the lines, never the names: the
+    // program again, its .debug_info overwritten (same build-id).
+    let junk = dir.join("junk");
+    std::fs::write(&junk, [0xffu8; 64]).unwrap();
+    let broken = dir.join("broken");
+    tool(
+        "objcopy",
+        &[
+            "--update-section",
+            &format!(".debug_info={}", junk.display()),
+            prog.to_str().unwrap(),
+            broken.to_str().unwrap(),
+        ],
+    );
+    let real = std::fs::canonicalize(&prog).unwrap();
+    let moved = maps_text.replace(real.to_str().unwrap(), broken.to_str().unwrap());
+    assert_ne!(moved, maps_text);
+    std::fs::write(&maps, moved).unwrap();
+    let got = run(
+        "ksym-resolve",
+        &["--store", s, "--maps", m, "--inline"],
+        input.as_bytes(),
+    );
+    assert!(got.status.success(), "{got:?}");
+    assert_eq!(String::from_utf8_lossy(&got.stdout), text);
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(
+        err.contains("broken") && err.contains(": names only"),
+        "{err}"
+    );
 }
 
 /// A binary's functions by `nm` (of its debug file when it has one) and

@@ -17,7 +17,8 @@ pub struct LocalBlob {
     /// The file its source lines came from (the binary or its debug file);
     /// `None`: names only.
     pub lines_from: Option<PathBuf>,
-    /// What the lines lack (split DWARF units whose `.dwo` is missing).
+    /// What the lines lack (split DWARF units whose `.dwo` is missing), or
+    /// why there are none (DWARF that does not read).
     pub warning: Option<String>,
 }
 
@@ -30,8 +31,9 @@ pub struct LocalBlob {
 /// and the file is on this machine.
 ///
 /// Errors: those of [`function_symbols`], a binary without function
-/// symbols, DWARF that does not read (or is another build's), or a list
-/// the writer refuses.
+/// symbols, or a list the writer refuses. DWARF that does not read (or is
+/// another build's) leaves the blob names only, with a
+/// [`LocalBlob::warning`] saying why.
 pub fn local_blob(path: &Path, dirs: &DebugDirs, lines: bool) -> Result<LocalBlob, String> {
     let f = function_symbols(path, dirs)?;
     if f.list.is_empty() {
@@ -50,10 +52,14 @@ pub fn local_blob(path: &Path, dirs: &DebugDirs, lines: bool) -> Result<LocalBlo
         let (dwarf, _) = debugfile::with_section(path, ".debug_info", dirs);
         if debugfile::has_section(&dwarf, ".debug_info") {
             let addrs = (0..f.list.len()).map(|i| f.list.address(i));
-            let (table, _, w) =
-                dwarf::source_table_for(&dwarf, addrs).map_err(|e| e.to_string())?;
-            opts.lines = Some((table, false));
-            (lines_from, warning) = (Some(dwarf), w);
+            // DWARF that does not read costs the lines, not the names.
+            match dwarf::source_table_for(&dwarf, addrs) {
+                Ok((table, _, w)) => {
+                    opts.lines = Some((table, false));
+                    (lines_from, warning) = (Some(dwarf), w);
+                }
+                Err(e) => warning = Some(format!("{e}: names only")),
+            }
         }
     }
     let blob = crate::blob::v2::write::pack_v2(&f.list, &opts)

@@ -324,7 +324,8 @@ impl<'s> StoreRun<'s> {
                         dwarf.display()
                     ),
                     None if lines => format!(
-                        "{name}: not in the store {store}; named from the file on this machine (names only: no DWARF in it or a debug file here)"
+                        "{name}: not in the store {store}; named from the file on this machine (names only{})",
+                        if local.warning.is_some() { "" } else { ": no DWARF in it or a debug file here" }
                     ),
                     None => format!(
                         "{name}: not in the store {store}; named from the file on this machine (names only: --inline, or ksym-pack --store DIR --lines --elf {}, adds its lines)",
