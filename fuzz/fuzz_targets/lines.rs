@@ -2,7 +2,9 @@
 //! refuse or accept without panic; on an accepted section every lookup
 //! around the table's span, every frame walk and verify() must stay in
 //! bounds and end; when verify() passes, found rows must ascend with the
-//! address and lie at or below it.
+//! address and lie at or below it. Every block decoded whole
+//! (`block_rows`) gives at most 32 rows, ascending from the block's first
+//! address when verify() passes.
 #![no_main]
 
 use ksym::blob::v2::source_lines::read::LineTable;
@@ -39,4 +41,19 @@ fuzz_target!(|data: &[u8]| {
             None => break,
         }
     }
+    for b in 0..t.blocks().min(4096) {
+        let (mut n, mut last) = (0usize, t.block_address(b));
+        let whole = t.block_rows(b, |r| {
+            n += 1;
+            if sound {
+                assert!(r.address >= last);
+                last = r.address;
+            }
+        });
+        assert!(n <= 32);
+        if sound {
+            assert!(whole.is_some());
+        }
+    }
+    assert!(t.block_rows(t.blocks(), |_| ()).is_none());
 });

@@ -73,7 +73,10 @@ impl BlockRows {
     #[inline]
     pub(in crate::resolve) fn touch(&self, lines: &LineTable<'_>, b: usize) -> u8 {
         match self.decoded(b) {
-            Some(d) => (d[0] ^ d[d.len() / (1 + FIELDS) / 2]) as u8,
+            Some(d) => {
+                let mid = d.get(d.len() / (1 + FIELDS) / 2);
+                (d.first().copied().unwrap_or(0) ^ mid.copied().unwrap_or(0)) as u8
+            }
             None => lines.touch_block(b),
         }
     }
@@ -86,6 +89,9 @@ impl BlockRows {
         b: usize,
         addr: u64,
     ) -> Option<SourceRow> {
+        if b >= lines.blocks() {
+            return None;
+        }
         let base = lines.block_address(b);
         if self.slots.get(b) == Some(&0) {
             self.slots[b] = self.decode(lines, b, base);
@@ -121,8 +127,10 @@ impl BlockRows {
         let mut fields = [0u32; LINE_BLOCK * FIELDS];
         let (mut n, mut fits) = (0, true);
         self.arena.push(0);
-        let decoded = lines.block_rows(b, |r| match u32::try_from(r.address - base) {
-            Ok(o) if n < LINE_BLOCK => {
+        // A forged blob's addresses may wrap below the block's first.
+        let offset = |a: u64| a.checked_sub(base).and_then(|o| u32::try_from(o).ok());
+        let decoded = lines.block_rows(b, |r| match offset(r.address) {
+            Some(o) if n < LINE_BLOCK => {
                 self.arena.push(o);
                 fields[n * FIELDS..][..FIELDS].copy_from_slice(&[
                     r.file,
@@ -199,6 +207,8 @@ mod tests {
                     prop_assert_eq!(cache.find(&l, b, a), l.find(a), "{:#x}", a);
                 }
                 prop_assert_eq!(cache.find(&l, l.blocks(), hi), None);
+                // The resolver's mark for an address below the table.
+                prop_assert_eq!(cache.find(&l, usize::MAX - 1, hi), None);
             }
             // Kept: every block, or none past the budget.
             let kept = cache.slots.iter().filter(|&&s| s != 0 && s != UNKEPT).count();
