@@ -20,18 +20,18 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-
-/// The sweep's dedup maps (strings, files, inline nodes: millions of
-/// probes for a vmlinux): foldhash, several times SipHash's speed on short
-/// keys, with a per-process random seed so that crafted DWARF cannot aim
-/// at collisions.
-type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use std::fmt;
 use std::path::Path;
 
 use object::{Object, ObjectKind, ObjectSection, SectionFlags};
 
 use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
+
+/// The sweep's dedup maps (strings, files, inline nodes: millions of
+/// probes for a vmlinux): foldhash, several times SipHash's speed on short
+/// keys, with a per-process random seed so that crafted DWARF cannot aim
+/// at collisions.
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Why DWARF could not be read.
 #[derive(Debug)]

@@ -49,14 +49,14 @@ pub fn local_blob(path: &Path, dirs: &DebugDirs, lines: bool) -> Result<LocalBlo
     };
     let (mut lines_from, mut warning) = (None, None);
     if lines {
-        let (dwarf, _) = debugfile::with_section(path, ".debug_info", dirs);
-        if debugfile::has_section(&dwarf, ".debug_info") {
+        let (debug, _) = debugfile::with_section(path, ".debug_info", dirs);
+        if debugfile::has_section(&debug, ".debug_info") {
             let addrs = (0..f.list.len()).map(|i| f.list.address(i));
             // DWARF that does not read costs the lines, not the names.
-            match dwarf::source_table_for(&dwarf, addrs) {
+            match dwarf::source_table_for(&debug, addrs) {
                 Ok((table, _, w)) => {
                     opts.lines = Some((table, false));
-                    (lines_from, warning) = (Some(dwarf), w);
+                    (lines_from, warning) = (Some(debug), w);
                 }
                 Err(e) => warning = Some(format!("{e}: names only")),
             }
