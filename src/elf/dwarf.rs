@@ -389,14 +389,17 @@ type Discriminator = (u64, u32);
 /// of an executable section; and the line tables' discriminators as
 /// (address, discriminator) steps, sorted (addr2line's `Location` has no
 /// discriminator; binutils' addr2line prints it, so oops lines need it).
-fn boundaries<R: gimli::Reader>(
+fn boundaries<R>(
     dwarf: &gimli::Dwarf<R>,
     split: SplitOf<'_, R>,
     exec: &[(u64, u64)],
     symtab: &SymbolTable,
     stats: &mut DwarfStats,
-) -> gimli::Result<(Vec<u64>, Vec<Discriminator>)> {
-    let mut disc: Vec<(u64, u32)> = Vec::new();
+) -> gimli::Result<(Vec<u64>, Vec<Discriminator>)>
+where
+    R: gimli::Reader + Send + Sync,
+    R::Offset: Send + Sync,
+{
     let mut b: Vec<u64> = exec.iter().flat_map(|&(s, e)| [s, e]).collect();
     let keep = |a: u64| in_exec(exec, a) || exec.iter().any(|&(_, e)| e == a);
     for &(a, size, _) in &symtab.syms {
@@ -406,39 +409,30 @@ fn boundaries<R: gimli::Reader>(
             }
         }
     }
+    let mut headers = Vec::new();
     let mut units = dwarf.units();
     while let Some(header) = units.next()? {
-        let unit = dwarf.unit(header)?;
+        headers.push(header);
+    }
+    // Units are read on every core (feature `parallel`), their parts
+    // joined in unit order: the table one walk in order gives.
+    let one = |header| unit_bounds(dwarf, split, header, &keep);
+    #[cfg(feature = "parallel")]
+    let parts: Vec<UnitBounds> = {
+        use rayon::prelude::*;
+        headers
+            .into_par_iter()
+            .map(one)
+            .collect::<gimli::Result<_>>()?
+    };
+    #[cfg(not(feature = "parallel"))]
+    let parts: Vec<UnitBounds> = headers.into_iter().map(one).collect::<gimli::Result<_>>()?;
+    let mut disc: Vec<(u64, u32)> = Vec::new();
+    for p in parts {
         stats.units += 1;
-        stats.split_units += usize::from(unit.dwo_id.is_some());
-        if let Some(program) = unit.line_program.clone() {
-            let mut rows = program.rows();
-            while let Some((_, row)) = rows.next_row()? {
-                if keep(row.address()) {
-                    b.push(row.address());
-                    // A sequence end is a step back to 0; rows at one
-                    // address: the last wins, as addr2line keeps it.
-                    let d = if row.end_sequence() {
-                        0
-                    } else {
-                        row.discriminator()
-                    };
-                    match disc.last_mut() {
-                        Some(l) if l.0 == row.address() => l.1 = d as u32,
-                        _ => disc.push((row.address(), d as u32)),
-                    }
-                }
-            }
-        }
-        function_bounds(dwarf, &unit, &keep, &mut b)?;
-        // A skeleton's functions are in its split unit.
-        if let Some(sd) = unit.dwo_id.and_then(|id| split(id, dwarf))
-            && let Some(header) = sd.units().next()?
-        {
-            let mut su = sd.unit(header)?;
-            su.copy_relocated_attributes(&unit);
-            function_bounds(&sd, &su, &keep, &mut b)?;
-        }
+        stats.split_units += usize::from(p.split);
+        b.extend(p.bounds);
+        disc.extend(p.disc);
     }
     b.sort_unstable();
     b.dedup();
@@ -452,6 +446,62 @@ fn boundaries<R: gimli::Reader>(
         }
     }
     Ok((b, steps))
+}
+
+/// One unit's part of [`boundaries`].
+struct UnitBounds {
+    bounds: Vec<u64>,
+    /// (address, discriminator) of its line rows, in row order.
+    disc: Vec<(u64, u32)>,
+    /// A skeleton unit of split DWARF.
+    split: bool,
+}
+
+/// The boundaries and discriminators of the unit at `header`: its line
+/// rows, and its functions' starts and ends (a skeleton's from its split
+/// unit).
+fn unit_bounds<R: gimli::Reader>(
+    dwarf: &gimli::Dwarf<R>,
+    split: SplitOf<'_, R>,
+    header: gimli::UnitHeader<R>,
+    keep: &impl Fn(u64) -> bool,
+) -> gimli::Result<UnitBounds> {
+    let unit = dwarf.unit(header)?;
+    let mut b = Vec::new();
+    let mut disc: Vec<(u64, u32)> = Vec::new();
+    if let Some(program) = unit.line_program.clone() {
+        let mut rows = program.rows();
+        while let Some((_, row)) = rows.next_row()? {
+            if keep(row.address()) {
+                b.push(row.address());
+                // A sequence end is a step back to 0; rows at one
+                // address: the last wins, as addr2line keeps it.
+                let d = if row.end_sequence() {
+                    0
+                } else {
+                    row.discriminator()
+                };
+                match disc.last_mut() {
+                    Some(l) if l.0 == row.address() => l.1 = d as u32,
+                    _ => disc.push((row.address(), d as u32)),
+                }
+            }
+        }
+    }
+    function_bounds(dwarf, &unit, keep, &mut b)?;
+    // A skeleton's functions are in its split unit.
+    if let Some(sd) = unit.dwo_id.and_then(|id| split(id, dwarf))
+        && let Some(header) = sd.units().next()?
+    {
+        let mut su = sd.unit(header)?;
+        su.copy_relocated_attributes(&unit);
+        function_bounds(&sd, &su, keep, &mut b)?;
+    }
+    Ok(UnitBounds {
+        bounds: b,
+        disc,
+        split: unit.dwo_id.is_some(),
+    })
 }
 
 /// The starts and ends of `unit`'s subprograms and inlined subroutines
@@ -718,12 +768,16 @@ fn sweep<R: gimli::Reader>(
 /// the number of units and of boundaries.
 ///
 /// Errors: malformed DWARF.
-pub(crate) fn table_from_dwarf<R: gimli::Reader>(
+pub(crate) fn table_from_dwarf<R>(
     dwarf: gimli::Dwarf<R>,
     exec: &[(u64, u64)],
     symtab: &SymbolTable,
     outer: OuterName,
-) -> Result<(SourceTable, usize, usize), gimli::Error> {
+) -> Result<(SourceTable, usize, usize), gimli::Error>
+where
+    R: gimli::Reader + Send + Sync,
+    R::Offset: Send + Sync,
+{
     let mut stats = DwarfStats::default();
     // A kernel module's DWARF is never split.
     let (bounds, discriminators) = boundaries(&dwarf, &|_, _| None, exec, symtab, &mut stats)?;
