@@ -331,9 +331,14 @@ fn objdump_rep(text: String) -> String {
     let Some(m) = words.iter().position(|w| !x86_prefix_word(w)) else {
         return text;
     };
+    // The string mnemonic with at most its size letter (not `movss`,
+    // `movsbl` or `insertps`).
+    let base = words[m]
+        .strip_suffix(['b', 'w', 'l', 'q'])
+        .unwrap_or(words[m]);
     let repeats_only = ["movs", "stos", "lods", "ins", "outs"]
         .iter()
-        .any(|s| words[m].starts_with(s));
+        .any(|s| words[m] == *s || base == *s);
     let mut changed = false;
     let out: Vec<&str> = words
         .iter()
@@ -684,6 +689,11 @@ mod tests {
                 (5, "repz cmpsb %es:(%rdi),%ds:(%rsi)"),
                 (7, "rep stos %al,%es:(%rdi)")
             ])
+        );
+        // movsx is no string instruction: `repz`.
+        assert_eq!(
+            rows(&[0xf3, 0x0f, 0xbe, 0xc0]),
+            t(&[(0, "repz movsbl %al,%eax")])
         );
     }
 }
