@@ -154,6 +154,16 @@ fn a_binary_the_store_lacks_gets_its_lines_from_its_file_with_inline() {
         b"",
     );
     let (s, m) = (store.to_str().unwrap(), maps.to_str().unwrap());
+    // The addresses through the store and the maps file, with `extra`.
+    let through_store = |extra: &[&str]| {
+        let out = run(
+            "ksym-resolve",
+            &[&["--store", s, "--maps", m][..], extra].concat(),
+            input.as_bytes(),
+        );
+        assert!(out.status.success(), "{out:?}");
+        out
+    };
     let want = String::from_utf8(run_ok(
         "ksym-resolve",
         &["--maps", m, "--dso", "maps", blob.to_str().unwrap()],
@@ -161,12 +171,7 @@ fn a_binary_the_store_lacks_gets_its_lines_from_its_file_with_inline() {
     ))
     .unwrap();
     assert!(want.contains("maps.c:"), "{want}");
-    let inline = run(
-        "ksym-resolve",
-        &["--store", s, "--maps", m, "--inline"],
-        input.as_bytes(),
-    );
-    assert!(inline.status.success(), "{inline:?}");
+    let inline = through_store(&["--inline"]);
     assert_eq!(String::from_utf8_lossy(&inline.stdout), want);
     let err = String::from_utf8_lossy(&inline.stderr);
     assert!(
@@ -177,11 +182,7 @@ fn a_binary_the_store_lacks_gets_its_lines_from_its_file_with_inline() {
     // is not read.
     assert!(!err.contains("ld-linux"), "{err}");
     // Without --inline: the same names, no lines.
-    let names = run(
-        "ksym-resolve",
-        &["--store", s, "--maps", m],
-        input.as_bytes(),
-    );
+    let names = through_store(&[]);
     let text = String::from_utf8_lossy(&names.stdout);
     assert!(!text.contains("maps.c"), "{text}");
     for (n, w) in text.lines().zip(want.lines()) {
@@ -209,12 +210,7 @@ fn a_binary_the_store_lacks_gets_its_lines_from_its_file_with_inline() {
     let moved = maps_text.replace(real.to_str().unwrap(), broken.to_str().unwrap());
     assert_ne!(moved, maps_text);
     std::fs::write(&maps, moved).unwrap();
-    let got = run(
-        "ksym-resolve",
-        &["--store", s, "--maps", m, "--inline"],
-        input.as_bytes(),
-    );
-    assert!(got.status.success(), "{got:?}");
+    let got = through_store(&["--inline"]);
     assert_eq!(String::from_utf8_lossy(&got.stdout), text);
     let err = String::from_utf8_lossy(&got.stderr);
     assert!(
