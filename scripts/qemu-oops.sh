@@ -2,11 +2,13 @@
 # Boots Debian's 6.1 kernel under QEMU (TCG, no KVM) with a busybox
 # initramfs, loads four test modules built against Debian's headers
 # (tests/data/oops: BUG() and WARN() and a NULL dereference in .text, a
-# NULL dereference in .init.text), and leaves in OUT:
+# NULL dereference in .init.text), on amd64 after a user-space program
+# that faults (tests/data/segv.c, static-pie), and leaves in OUT:
 #   console.txt   the console (for arm64 also the guest's /proc/kallsyms text
 #                 symbols between `ksym-qemu-oops: kallsyms` and `done`:
 #                 Debian's arm64 System.map is a placeholder);
 #   modules/      the modules, with DWARF;
+#   build/segv    (amd64) the faulting program, with DWARF;
 #   scripts/      Linux 6.1's decode_stacktrace.sh and decodecode (from
 #                 Debian's linux-source-6.1, fetched once into
 #                 target/linux-6.1-scripts).
@@ -61,6 +63,9 @@ build=$(realpath "$OUT/build")
 if [ "$ARCH" = x86_64 ]; then
     make -s -C /usr/src/linux-headers-$V-amd64 M="$build" modules 2>&1 | grep -v "Skipping BTF" >&2 || true
     cp /bin/busybox "$OUT/root/bin/busybox"
+    # A user-space fault too: the kernel's `segfault at … in segv[…]` line.
+    cc -static-pie -O2 -g -o "$OUT/build/segv" tests/data/segv.c
+    cp "$OUT/build/segv" "$OUT/root/segv"
     KERNEL=/boot/vmlinuz-$V-amd64
 else
     D=target/arm64-debs
@@ -91,6 +96,7 @@ cat > "$OUT/root/init" <<'INIT'
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t sysfs sys /sys
 echo 8 > /proc/sys/kernel/printk
+[ -x /segv ] && /segv
 for m in warn bug null initnull; do
     echo "ksym-qemu-oops: insmod ksym_oops_$m"
     /bin/busybox insmod /ksym_oops_$m.ko

@@ -405,8 +405,23 @@ impl PackJob {
         if let Some(dir) = store {
             let mut blob = Vec::new();
             write(&mut blob).map_err(|e| CliError::input("blob", e))?;
-            let release = (!v2.release.is_empty()).then_some(&v2.release[..]);
-            let path = crate::store::write::put(&dir, &v2.build_id, release, &blob)
+            let mut lists = Vec::new();
+            if !v2.release.is_empty() {
+                lists.push(
+                    crate::store::layout::release_path(&v2.release)
+                        .map_err(|e| CliError::input("--store", e))?,
+                );
+            }
+            // A binary's file name, for reports that name it by that alone
+            // (the kernel's fault lines); a build-id debug file's name
+            // (`…/.build-id/ab/cdef.debug`) is not one it runs under.
+            if let Some(name) = elf.as_ref().and_then(|e| e.file_name())
+                && !name.as_encoded_bytes().ends_with(b".debug")
+                && let Ok(p) = crate::store::layout::name_path(name.as_encoded_bytes())
+            {
+                lists.push(p);
+            }
+            let path = crate::store::write::put(&dir, &v2.build_id, &lists, &blob)
                 .map_err(|e| CliError::input("--store", e))?;
             eprintln!("ksym-pack: {}", path.display());
             return Ok(());

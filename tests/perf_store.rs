@@ -9,7 +9,7 @@
 //! perf named must get the same name (or an alias at its address).
 mod common;
 
-use common::{data, debug_file, perf_record, run, run_ok, scratch, tool};
+use common::{build_id, data, debug_file, perf_record, run, run_ok, scratch, tool};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,13 +46,6 @@ fn build_workload(dir: &Path) -> (PathBuf, PathBuf) {
     args.extend([ldir.as_str(), "-lperfwork", rpath.as_str()]);
     tool("cc", &args);
     (prog, lib)
-}
-
-fn build_id(elf: &Path) -> String {
-    tool("readelf", &["-n", elf.to_str().unwrap()])
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("Build ID: ").map(str::to_string))
-        .unwrap_or_else(|| panic!("{}: no build-id", elf.display()))
 }
 
 /// `nm -S --defined-only` of `elf`.

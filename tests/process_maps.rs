@@ -10,7 +10,7 @@
 //! the store lacks gets its lines from its own DWARF with `--inline`.
 mod common;
 
-use common::{cc_pie, debug_file, nm_all, nm_functions, run, run_ok, scratch, tool};
+use common::{build_id, cc_pie, debug_file, nm_all, nm_functions, run, run_ok, scratch, tool};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -436,4 +436,150 @@ fn bpftrace_stacks_of_an_exited_process_are_named() {
     for f in ["main", "spin"] {
         assert!(functions.contains(f), "{f} never named: {functions:?}");
     }
+}
+
+/// The kernel's report of a user-space fault (`segfault at … ip … in
+/// NAME[…]`, x86's `trap`, any architecture's `[OFF,START+SIZE]`) gets the
+/// faulting function after its bracket, from the blob the store lists
+/// under that file name, with the program moved away: Linux 6.9+'s file
+/// offset and the older bracket (the mapping alone, placed by the `ip`).
+/// Built from the PIE's own runtime addresses and maps, as the kernel
+/// prints them (mm/memory.c `print_vma_addr`).
+#[test]
+fn kernel_fault_reports_name_the_faulting_function_from_the_store() {
+    let dir = scratch("fault-reports");
+    let (prog, addr, maps_text) = maps_program(&dir);
+    let libc = libc_path(&maps_text);
+    let store = store_of(&dir, &[&prog, Path::new(&libc)]);
+    let s = store.to_str().unwrap();
+    std::fs::rename(&prog, dir.join("moved")).unwrap();
+    // The executable mapping holding `a`: (file name, start, size, offset).
+    let mapping = |a: u64| {
+        maps_text
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let (lo, hi) = f.first()?.split_once('-')?;
+                let (lo, hi) = (
+                    u64::from_str_radix(lo, 16).ok()?,
+                    u64::from_str_radix(hi, 16).ok()?,
+                );
+                let name = f.get(5)?.rsplit('/').next()?.to_string();
+                let off = u64::from_str_radix(f[2], 16).ok()?;
+                (f[1].contains('x') && lo <= a && a < hi).then_some((name, lo, hi - lo, off))
+            })
+            .next()
+            .expect("an executable mapping")
+    };
+    let mut input = String::new();
+    let mut wants = Vec::new();
+    for (func, ip, named) in [
+        ("exported", addr["exported"] + 1, "exported+0x1/0x"),
+        ("helper", addr["helper"] + 2, "helper+0x2/0x"),
+        // `puts` is a weak alias of libc's global `_IO_puts`.
+        ("puts", addr["puts"] + 3, "_IO_puts+0x3/0x"),
+    ] {
+        let (name, start, size, off) = mapping(ip);
+        let at = ip - start + off;
+        for (line, cut) in [
+            (
+                format!(
+                    "[ 9.5] maps[42]: segfault at 0 ip {ip:016x} sp 00007ffd5b2c8e40 error 4 in {name}[{at:x},{start:x}+{size:x}] likely on CPU 0 (core 0, socket 0)"
+                ),
+                " likely",
+            ),
+            (
+                format!(
+                    "Nov 27 02:00:01 h kernel: maps[42]: segfault at 0 ip {ip:016x} sp 00007ffd5b2c8e40 error 4 in {name}[{start:x}+{size:x}]"
+                ),
+                "",
+            ),
+            (
+                format!(
+                    "[ 9.6] traps: maps[43] trap invalid opcode ip:{ip:x} sp:7ffd5b2c8e40 error:0 in {name}[{start:x}+{size:x}]"
+                ),
+                "",
+            ),
+        ] {
+            let k = if cut.is_empty() {
+                line.len()
+            } else {
+                line.find(cut).unwrap()
+            };
+            wants.push((
+                format!("{} ({named}", &line[..k]),
+                format!("){}", &line[k..]),
+                func,
+            ));
+            input += &line;
+            input.push('\n');
+        }
+    }
+    // A mapping that is not one segment (the size), a file the store does
+    // not list, a line that is no report: all pass unchanged.
+    let (name, start, size, _) = mapping(addr["exported"]);
+    let ip = addr["exported"];
+    let unchanged = [
+        format!(
+            "maps[42]: segfault at 0 ip {ip:016x} sp 0 error 4 in {name}[{start:x}+{:x}]",
+            size + 0x1000
+        ),
+        format!(
+            "x[42]: segfault at 0 ip {ip:016x} sp 0 error 4 in unlisted.so[{start:x}+{size:x}]"
+        ),
+        format!("in {name}[{start:x}+{size:x}]"),
+    ];
+    for l in &unchanged {
+        input += l;
+        input.push('\n');
+    }
+    let got = run("ksym-resolve", &["--store", s], input.as_bytes());
+    assert!(got.status.success(), "{got:?}");
+    let text = String::from_utf8(got.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), wants.len() + unchanged.len(), "{text}");
+    for (l, (head, tail, func)) in lines.iter().zip(&wants) {
+        assert!(
+            l.starts_with(head.as_str()) && l.ends_with(tail.as_str()),
+            "{func}: {l}\nnot {head}…{tail}"
+        );
+    }
+    assert_eq!(
+        lines[wants.len()..],
+        unchanged.iter().map(String::as_str).collect::<Vec<_>>()[..]
+    );
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(err.contains("lines up with no executable segment"), "{err}");
+    assert!(
+        err.contains("unlisted.so: no binary of that name in the store"),
+        "{err}"
+    );
+
+    // Two builds under one name: no guess, until --build-ids names one.
+    std::fs::create_dir_all(dir.join("o2")).unwrap();
+    let other = cc_pie(&dir.join("o2"), "funcs.c", "maps");
+    let first = input.lines().next().unwrap().to_string() + "\n";
+    run_ok(
+        "ksym-pack",
+        &["--store", s, "--elf", other.to_str().unwrap()],
+        b"",
+    );
+    let got = run("ksym-resolve", &["--store", s], first.as_bytes());
+    assert_eq!(String::from_utf8_lossy(&got.stdout), first);
+    assert!(
+        String::from_utf8_lossy(&got.stderr).contains("maps: 2 builds of that name"),
+        "{got:?}"
+    );
+    let ids = dir.join("ids");
+    let id = build_id(&dir.join("moved"));
+    std::fs::write(&ids, format!("{id} /usr/local/bin/maps\n")).unwrap();
+    let got = run_ok(
+        "ksym-resolve",
+        &["--store", s, "--build-ids", ids.to_str().unwrap()],
+        first.as_bytes(),
+    );
+    assert!(
+        String::from_utf8_lossy(&got).contains(" (exported+0x1/0x"),
+        "{got:?}"
+    );
 }

@@ -72,6 +72,61 @@ fn a_real_x86_64_oops_decodes_as_decode_stacktrace_and_decodecode_do() {
         "BUG: kernel NULL pointer dereference",
     ];
     check("x86_64", &console, &system_map, &want);
+    user_fault(&console);
+}
+
+/// The kernel's report of tests/data/segv.c's fault (6.1's bracket: the
+/// mapping alone) gets the faulting function and line from a store that
+/// holds the program, as `addr2line -f` names the link-time address the
+/// report's `ip`, mapping and the program's text segment give.
+fn user_fault(console: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let segv = root.join("target/qemu-oops-test-x86_64/build/segv");
+    let line = console
+        .lines()
+        .find(|l| l.contains("segv[") && l.contains("]: segfault at 0 ip "))
+        .expect("the console lacks segv's fault report");
+    let dir = scratch("qemu-oops-user-fault");
+    let store = dir.join("store");
+    let (s, p) = (store.to_str().unwrap(), segv.to_str().unwrap());
+    run_ok("ksym-pack", &["--store", s, "--lines", "--elf", p], b"");
+    let out = run_ok(
+        "ksym-resolve",
+        &["--store", s],
+        format!("{line}\n").as_bytes(),
+    );
+    let out = String::from_utf8(out).unwrap();
+    // The independent reading: ip and `[START+SIZE]` from the line, the
+    // text segment from readelf, the function and line from addr2line.
+    let field = |after: &str, end: char| {
+        let at = line.find(after).unwrap() + after.len();
+        let v = &line[at..];
+        u64::from_str_radix(&v[..v.find(end).unwrap()], 16).unwrap()
+    };
+    let (ip, start) = (field(" ip ", ' '), field(" in segv[", '+'));
+    let segs = tool("readelf", &["-lW", p]);
+    let text = segs
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|w| w.first() == Some(&"LOAD") && w.contains(&"E"))
+        .unwrap();
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    let (offset, vaddr) = (hex(text[1]), hex(text[2]));
+    let link = ip - start + (offset & !0xfff) - offset + vaddr;
+    let a2l = tool("addr2line", &["-f", "-e", p, &format!("{link:#x}")]);
+    let (func, place) = a2l.split_once('\n').unwrap();
+    let sym = common::nm_functions(&segv)
+        .into_iter()
+        .find(|f| f.2 == func)
+        .unwrap();
+    let want = format!(
+        "] ({func}+{:#x}/{:#x} {})",
+        link - sym.0,
+        sym.1,
+        place.trim().split(" (").next().unwrap()
+    );
+    assert!(out.contains(&want), "{out}: lacks {want}");
+    eprintln!("user fault: {}", out.trim());
 }
 
 #[test]

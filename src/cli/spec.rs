@@ -305,7 +305,8 @@ pub const RESOLVE: Tool = Tool {
         inline chain, oops lines are decoded as decode_stacktrace.sh does. With --store, perf \
         callchain frames of user-space binaries (`ADDR (PATH)`, perf's file offset), sanitizer \
         frames (`(PATH+0xOFF)`) and glibc backtraces (`PATH(+0xOFF)`) are named by the blob of \
-        PATH's build-id (ksym-pack --store --elf); with --maps too, a process's runtime \
+        PATH's build-id (ksym-pack --store --elf), the kernel's user-space fault reports \
+        (`segfault at ... in NAME[...]`) by the blob the store lists under NAME; with --maps too, a process's runtime \
         addresses (bare, perf `-F ip,sym`, bpftrace's `ADDR 0xADDR ([unknown])`, bcc's) by the \
         blob of the binary mapped there. With --perf-map, a JIT's frames \
         (`ADDR [unknown] (/tmp/perf-PID.map)`) and bare addresses are named from its perf map.",

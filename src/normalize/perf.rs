@@ -143,16 +143,7 @@ pub fn parse_buildid_list(text: &[u8]) -> Result<Vec<PathBuildId>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn seg(vaddr: u64, offset: u64, filesz: u64, flags: u32) -> LoadSegment {
-        LoadSegment {
-            vaddr,
-            offset,
-            filesz,
-            memsz: filesz,
-            flags,
-        }
-    }
+    use crate::normalize::test_segment as seg;
 
     /// lld places text at `p_vaddr = p_offset + 0x1000`: perf's 0x79d is
     /// link-time 0x179d there, and the data segment does not count.

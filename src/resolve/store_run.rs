@@ -6,7 +6,10 @@
 //! ([`crate::store::select`]). A frame ` (PATH)` of a mapped file goes to
 //! the blob of PATH's build-id ([`crate::normalize::perf`]: from `perf
 //! buildid-list`, perf's MMAP2 records, or the file on this machine), its
-//! DSO-relative address read as a file offset. A trace whose kernel the
+//! DSO-relative address read as a file offset. The kernel's report of a
+//! user-space fault ([`crate::normalize::fault`]) names its binary by file
+//! name: `--build-ids`'s one path of that name, else the store's one
+//! build-id listed under it. A trace whose kernel the
 //! store lacks, a binary it has no blob for, or a release that maps to
 //! several build-ids with none to choose, passes through unchanged, with
 //! one note on stderr: never a guess.
@@ -16,6 +19,7 @@ use std::io::{self, BufRead, Write};
 
 use super::{MAX_LINE, OUT_BLOCK, ResolveOptions, Resolver};
 use crate::blob::Kallsyms;
+use crate::normalize::fault::{UserFault, user_fault};
 use crate::normalize::offsets::{OffsetFrame, Reporter, offset_frame};
 use crate::normalize::perf::{
     callchain_address, callchain_path, file_offset_space, mmap2_build_id, nameless_inline,
@@ -63,6 +67,9 @@ pub struct StoreRun<'s> {
     path_ids: HashMap<Vec<u8>, Vec<u8>>,
     /// Each path met so far: its binary (`None`: no build-id or no blob).
     path_bin: HashMap<Vec<u8>, Option<usize>>,
+    /// Each file name a kernel fault report named: its blob (`None`: no
+    /// single build-id for it, or no blob).
+    named: HashMap<Vec<u8>, Option<&'static Kallsyms<'static>>>,
     /// A process's address space (`--maps`): each executable mapping's
     /// runtime addresses, its file (an index into `mapped`) and its path,
     /// by start address.
@@ -111,6 +118,7 @@ impl<'s> StoreRun<'s> {
             loaded: HashMap::new(),
             path_ids: HashMap::new(),
             path_bin: HashMap::new(),
+            named: HashMap::new(),
             spaces: Vec::new(),
             mapped: Vec::new(),
             target: Target::Kernel,
@@ -559,10 +567,13 @@ impl<'s> StoreRun<'s> {
                         self.flush(out)?;
                         self.learn_build_id(path, id);
                     }
-                    if !self.opts.json
-                        && let Some(f) = offset_frame(l)
-                        && let Some(named) = self.name_offset_frame(l, &f)
-                    {
+                    // A crash report's line names its binary itself.
+                    let named = match offset_frame(l) {
+                        _ if self.opts.json => None,
+                        Some(f) => self.name_offset_frame(l, &f),
+                        None => user_fault(l).and_then(|f| self.name_fault(l, &f)),
+                    };
+                    if let Some(named) = named {
                         // Named here, in its place in the output.
                         self.release_held();
                         self.flush(out)?;
@@ -657,6 +668,114 @@ impl<'s> StoreRun<'s> {
             out.push(b'\n');
         }
         Some(out)
+    }
+
+    /// A kernel fault report ([`crate::normalize::fault`]) with
+    /// ` (NAME+0xOFF/0xSIZE[ FILE:LINE])` after its `in FILE[…]`: the
+    /// faulting instruction's function and, when the blob has lines, its
+    /// innermost source line. `None` when its binary, its place in it or
+    /// its function is unknown.
+    fn name_fault(&mut self, line: &[u8], f: &UserFault<'_>) -> Option<Vec<u8>> {
+        let map = self.blob_named(f.name)?;
+        let Kallsyms::V2(v) = map else { return None };
+        let segments: Vec<_> = v.load_segments().collect();
+        let Some(addr) = f.link_address(&segments) else {
+            self.notes.push(format!(
+                "{}: a fault report's mapping [{:x}+{:x}] lines up with no executable segment of its blob (another build?): it passes unchanged",
+                String::from_utf8_lossy(f.name),
+                f.vma.0,
+                f.vma.1
+            ));
+            return None;
+        };
+        let hit = map.lookup_address(addr)?;
+        if hit.size.is_some_and(|s| hit.offset >= s) {
+            return None;
+        }
+        let mut out = Vec::with_capacity(line.len() + 96);
+        out.extend_from_slice(&line[..f.at]);
+        out.extend_from_slice(b" (");
+        hit.symbol.name.extend_into(&mut out);
+        out.push(b'+');
+        crate::text::hex::push_u64_0x(&mut out, hit.offset);
+        if let Some(size) = hit.size {
+            out.push(b'/');
+            crate::text::hex::push_u64_0x(&mut out, size);
+        }
+        let inner = map.lines().and_then(|t| Some((t, t.find(addr)?)));
+        if let Some((table, row)) = inner
+            && let Some(frame) = table.frames(&row).next()
+            && frame.file != 0
+        {
+            let mut path = Vec::new();
+            super::print::push_path(&mut path, table, &frame);
+            out.push(b' ');
+            let prefix = self.opts.strip_prefix.as_deref().unwrap_or_default();
+            super::print::push_stripped(&mut out, &path, prefix);
+            out.push(b':');
+            super::print::push_u32(&mut out, frame.line);
+        }
+        out.push(b')');
+        out.extend_from_slice(&line[f.at..]);
+        Some(out)
+    }
+
+    /// The blob of the binary a fault report names by file name alone:
+    /// the one path of `--build-ids` (or perf's records) with that name,
+    /// else the one build-id the store lists under it (`ksym-pack --store
+    /// --elf`). `None`, with one note, when there is none or more than one.
+    fn blob_named(&mut self, name: &[u8]) -> Option<&'static Kallsyms<'static>> {
+        if let Some(b) = self.named.get(name) {
+            return *b;
+        }
+        let shown = String::from_utf8_lossy(name).into_owned();
+        let file_name = |p: &[u8]| p.rsplit(|&b| b == b'/').next() == Some(name);
+        let mut given: Vec<(&Vec<u8>, &Vec<u8>)> =
+            self.path_ids.iter().filter(|(p, _)| file_name(p)).collect();
+        given.sort_by(|a, b| (a.1, a.0).cmp(&(b.1, b.0)));
+        given.dedup_by(|a, b| a.1 == b.1);
+        let blob = match given[..] {
+            [(path, id)] => {
+                let (path, id) = (path.clone(), id.clone());
+                let label = format!("{} ({})", String::from_utf8_lossy(&path), hex(&id));
+                self.fetch(&id, Some(&path), &label, "fault reports")
+            }
+            [..] if given.len() > 1 => {
+                self.notes.push(format!(
+                    "{shown}: {} binaries of that name in --build-ids; its fault reports pass unchanged",
+                    given.len()
+                ));
+                None
+            }
+            _ => match self.store.name_ids(name) {
+                Err(e) => {
+                    self.fail(format!("{shown}: {e}"));
+                    None
+                }
+                Ok(ids) if ids.len() == 1 => {
+                    let label = format!("{shown} ({})", hex(&ids[0]));
+                    self.fetch(&ids[0], None, &label, "fault reports")
+                }
+                Ok(ids) if ids.is_empty() => {
+                    self.notes.push(format!(
+                        "{shown}: no binary of that name in the store {} (ksym-pack --store DIR --elf PATH lists it) or in --build-ids; its fault reports pass unchanged",
+                        self.store.describe()
+                    ));
+                    None
+                }
+                Ok(ids) => {
+                    let list: Vec<String> = ids.iter().map(|i| hex(i)).collect();
+                    self.notes.push(format!(
+                        "{shown}: {} builds of that name in the store ({}) and the report names no build-id; its fault reports pass unchanged (give --build-ids)",
+                        ids.len(),
+                        list.join(", ")
+                    ));
+                    None
+                }
+            },
+        };
+        self.named.insert(name.to_vec(), blob);
+        blob
     }
 
     /// perf's inline lines that no frame of a blob with lines followed:

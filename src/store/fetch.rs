@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::StoreError;
-use super::layout::{blob_path, hex, parse_release_list, release_path};
+use super::layout::{blob_path, hex, name_path, parse_release_list, release_path};
 use crate::blob::Kallsyms;
 use crate::blobfile::AlignedBlob;
 
@@ -204,9 +204,23 @@ impl Store {
     /// Errors: the release cannot be a path segment, or the store cannot
     /// be read.
     pub fn release_ids(&self, release: &[u8]) -> Result<Vec<Vec<u8>>, StoreError> {
-        let rel = release_path(release)?;
+        self.list(&release_path(release)?)
+    }
+
+    /// The build-ids of the binaries stored under file name `name` (empty
+    /// when the store lists none: also for a name no list can have).
+    ///
+    /// Errors: the store cannot be read.
+    pub fn name_ids(&self, name: &[u8]) -> Result<Vec<Vec<u8>>, StoreError> {
+        match name_path(name) {
+            Ok(p) => self.list(&p),
+            Err(_) => Ok(Vec::new()),
+        }
+    }
+
+    fn list(&self, path: &str) -> Result<Vec<Vec<u8>>, StoreError> {
         Ok(self
-            .get(&rel)?
+            .get(path)?
             .map(|t| parse_release_list(&t))
             .unwrap_or_default())
     }

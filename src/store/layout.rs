@@ -31,17 +31,31 @@ pub fn blob_path(id: &[u8]) -> String {
 /// dot or holds a byte outside `A-Z a-z 0-9 . _ + ~ -` (it becomes a file
 /// name and a URL path segment).
 pub fn release_path(release: &[u8]) -> Result<String, StoreError> {
-    let ok = |b: &u8| b.is_ascii_alphanumeric() || b"._+~-".contains(b);
-    if release.is_empty() || release.len() > 255 || release[0] == b'.' || !release.iter().all(ok) {
-        return Err(StoreError::new(format!(
-            "release `{}`: expected 1 to 255 of A-Z a-z 0-9 . _ + ~ - (not starting with a dot)",
-            String::from_utf8_lossy(release)
-        )));
-    }
-    Ok(format!("release/{}", String::from_utf8_lossy(release)))
+    list_path("release", release)
 }
 
-/// The build-ids of a release list: one hex per line; blank lines and
+/// `name/<file name>`: the build-ids of the binaries stored under a file
+/// name (`ksym-pack --store --elf`), for reports that name a binary by
+/// its base name alone (the kernel's fault reports,
+/// [`crate::normalize::fault`]). A list like a release's.
+///
+/// Errors: as [`release_path`], for the file name.
+pub fn name_path(name: &[u8]) -> Result<String, StoreError> {
+    list_path("name", name)
+}
+
+fn list_path(kind: &str, key: &[u8]) -> Result<String, StoreError> {
+    let ok = |b: &u8| b.is_ascii_alphanumeric() || b"._+~-".contains(b);
+    if key.is_empty() || key.len() > 255 || key[0] == b'.' || !key.iter().all(ok) {
+        return Err(StoreError::new(format!(
+            "{kind} `{}`: expected 1 to 255 of A-Z a-z 0-9 . _ + ~ - (not starting with a dot)",
+            String::from_utf8_lossy(key)
+        )));
+    }
+    Ok(format!("{kind}/{}", String::from_utf8_lossy(key)))
+}
+
+/// The build-ids of a release or name list: one hex per line; blank lines and
 /// lines that are not hex are skipped; duplicates kept once, in order.
 pub fn parse_release_list(text: &[u8]) -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = Vec::new();
@@ -69,6 +83,8 @@ mod tests {
         );
         assert!(release_path(b"../etc").is_err() && release_path(b"a/b").is_err());
         assert!(release_path(b"").is_err() && release_path(b".x").is_err());
+        assert_eq!(name_path(b"libstdc++.so.6").unwrap(), "name/libstdc++.so.6");
+        assert!(name_path(b"a b").is_err() && name_path(b"..").is_err());
         assert_eq!(parse_hex(b"0aFF"), Some(vec![0x0a, 0xff]));
         assert_eq!(parse_hex(b"abc"), None);
         assert_eq!(

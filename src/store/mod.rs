@@ -7,7 +7,10 @@
 //!
 //! - `buildid/<BUILDID>/section/.ksym`: the blob (debuginfod's
 //!   `/buildid/ID/section/NAME` path);
-//! - `release/<RELEASE>`: the build-ids of that release, one hex per line.
+//! - `release/<RELEASE>`: the build-ids of that release, one hex per line;
+//! - `name/<FILE NAME>`: the build-ids of the user-space binaries packed
+//!   under that file name (`ksym-pack --store --elf`), for reports that
+//!   name a binary by its file name alone (the kernel's fault reports).
 //!
 //! [`layout`] spells the paths, [`write`](mod@write) adds a blob to a
 //! directory store atomically, [`fetch`] reads a store (directory or HTTP)

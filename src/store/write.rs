@@ -1,5 +1,5 @@
 //! Adding a blob to a directory store (`ksym-pack --store DIR`): the blob
-//! and the release list are each written to a temporary file and renamed
+//! and the lists naming it (release, file name) are each written to a temporary file and renamed
 //! into place, under an exclusive lock on `DIR/.lock`, so readers never see
 //! a partial file and two packs into one store never lose an entry.
 
@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::StoreError;
-use super::layout::{blob_path, hex, parse_release_list, release_path};
+use super::layout::{blob_path, hex, parse_release_list};
 
 fn io(path: &Path, e: impl std::fmt::Display) -> StoreError {
     StoreError::new(format!("{}: {e}", path.display()))
@@ -27,23 +27,18 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Stores `blob` as build-id `id`'s, and lists `id` under `release` when
-/// given. Returns the blob's path.
+/// Stores `blob` as build-id `id`'s, and lists `id` in each of `lists`
+/// (store paths: [`super::layout::release_path`],
+/// [`super::layout::name_path`]). Returns the blob's path.
 ///
-/// Errors: an empty build-id, a release that cannot be a path segment
-/// ([`release_path`]), or a file that cannot be written (naming it).
-pub fn put(
-    dir: &Path,
-    id: &[u8],
-    release: Option<&[u8]>,
-    blob: &[u8],
-) -> Result<PathBuf, StoreError> {
+/// Errors: an empty build-id, or a file that cannot be written (naming
+/// it).
+pub fn put(dir: &Path, id: &[u8], lists: &[String], blob: &[u8]) -> Result<PathBuf, StoreError> {
     if id.is_empty() {
         return Err(StoreError::new(
             "no build-id for the store: give --build-id HEX, or --lines ELF with a GNU build-id note",
         ));
     }
-    let rel = release.map(release_path).transpose()?;
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let lock_path = dir.join(".lock");
     let lock = std::fs::OpenOptions::new()
@@ -55,7 +50,7 @@ pub fn put(
     lock.lock().map_err(|e| io(&lock_path, e))?;
     let path = dir.join(blob_path(id));
     replace_file(&path, blob)?;
-    if let Some(rel) = rel {
+    for rel in lists {
         let list = dir.join(rel);
         let mut text = match std::fs::read(&list) {
             Ok(t) => t,

@@ -279,3 +279,11 @@ pub fn cc_pie(dir: &Path, src: &str, out: &str) -> PathBuf {
     );
     elf
 }
+
+/// The GNU build-id of `elf`, lower-case hex, by `readelf -n`.
+pub fn build_id(elf: &Path) -> String {
+    tool("readelf", &["-n", elf.to_str().unwrap()])
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: ").map(str::to_string))
+        .unwrap_or_else(|| panic!("{}: no build-id", elf.display()))
+}

@@ -63,7 +63,7 @@ pub(in crate::resolve) fn push_path(out: &mut Vec<u8>, lines: &LineTable<'_>, fr
 }
 
 /// Appends `path` less `prefix` and the `/` after it.
-fn push_stripped(out: &mut Vec<u8>, path: &[u8], prefix: &[u8]) {
+pub(in crate::resolve) fn push_stripped(out: &mut Vec<u8>, path: &[u8], prefix: &[u8]) {
     // Most runs strip nothing: no compare call per frame then.
     if prefix.is_empty() {
         return out.extend_from_slice(path);
