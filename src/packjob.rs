@@ -62,6 +62,10 @@ pub struct PackJob {
     /// `--debug-dir DIR`s, searched for separate debug files before
     /// `/usr/lib/debug` (`crate::elf::debugfile`).
     pub debug_dirs: Vec<PathBuf>,
+    /// `--discriminators`: with `--elf` and `--lines`, keep the line
+    /// tables' discriminators, which only oops lines print (kernel packs,
+    /// `--lines VMLINUX` with a symbol list, always keep them).
+    pub discriminators: bool,
 }
 
 fn open_blob(path: &Path) -> Result<AlignedBlob, CliError> {
@@ -160,6 +164,13 @@ impl PackJob {
         if v1 && (!self.v2.release.is_empty() || !self.v2.build_id.is_empty()) {
             return usage("--release and --build-id need --format v2 (v1 has no field for them)");
         }
+        if self.discriminators
+            && (self.lines.is_none() || self.elf.is_empty() && self.elf_trees.is_empty())
+        {
+            return usage(
+                "--discriminators needs --elf (or --elf-tree) and --lines (kernel packs always keep them)",
+            );
+        }
         if v1 && self.lines.is_some() {
             return usage("--lines needs --format v2 (v1 has no place for source lines)");
         }
@@ -235,6 +246,7 @@ impl PackJob {
             elf,
             elf_trees: _,
             debug_dirs,
+            discriminators,
         } = self;
         if output.is_none() && patch.is_none() && store.is_none() && stdout_is_terminal() {
             return Err(CliError::Usage(
@@ -373,7 +385,11 @@ impl PackJob {
                 );
                 let columns = lines.as_ref().is_some_and(|l| l.1);
                 if let Some(r) = vmlinux {
-                    let (table, desc, warning) = r.map_err(|e| CliError::input("--lines", e))?;
+                    let (mut table, desc, warning) =
+                        r.map_err(|e| CliError::input("--lines", e))?;
+                    if elf.is_some() && !discriminators {
+                        table.drop_discriminators();
+                    }
                     if verbose {
                         eprintln!("ksym-pack: {desc}");
                     }

@@ -248,30 +248,86 @@ fn the_debug_file_is_found_by_build_id_under_a_debug_dir() {
 fn debians_libc_through_its_dbg_package() {
     let libc = Path::new("/lib/x86_64-linux-gnu/libc.so.6");
     let dir = scratch("user-libc");
-    let Some(debug) = std::fs::read_dir("/usr/lib/debug/.build-id")
-        .ok()
-        .and_then(|_| {
-            let id = tool("readelf", &["-n", libc.to_str()?]);
-            let id = id
-                .split("Build ID: ")
-                .nth(1)?
-                .split_whitespace()
-                .next()?
-                .to_string();
-            let p = PathBuf::from(format!(
-                "/usr/lib/debug/.build-id/{}/{}.debug",
-                &id[..2],
-                &id[2..]
-            ));
-            p.exists().then_some(p)
-        })
-    else {
+    let Some(debug) = libc_debug_file(libc) else {
         eprintln!("SKIPPED: no libc6-dbg (CI installs it)");
         return;
     };
     let blob = pack(&dir, libc, &[]);
     let gaps = check_against_nm(&blob, &debug);
     assert!(gaps > 100, "{gaps}");
+}
+
+/// libc's debug file by build-id under /usr/lib/debug (libc6-dbg).
+fn libc_debug_file(libc: &Path) -> Option<PathBuf> {
+    std::fs::read_dir("/usr/lib/debug/.build-id").ok()?;
+    let id = tool("readelf", &["-n", libc.to_str()?]);
+    let id = id
+        .split("Build ID: ")
+        .nth(1)?
+        .split_whitespace()
+        .next()?
+        .to_string();
+    let p = PathBuf::from(format!(
+        "/usr/lib/debug/.build-id/{}/{}.debug",
+        &id[..2],
+        &id[2..]
+    ));
+    p.exists().then_some(p)
+}
+
+/// `--elf --lines` leaves discriminators out unless asked
+/// (`--discriminators`): fewer rows, and every address of every libc
+/// function prints the same frames from either blob.
+#[test]
+fn user_space_lines_leave_discriminators_out_and_answer_alike() {
+    let libc = Path::new("/lib/x86_64-linux-gnu/libc.so.6");
+    let dir = scratch("user-libc-disc");
+    let Some(debug) = libc_debug_file(libc) else {
+        eprintln!("SKIPPED: no libc6-dbg (CI installs it)");
+        return;
+    };
+    let without = pack(&dir, libc, &["--lines"]);
+    let with = dir.join("with.ksym");
+    run_ok(
+        "ksym-pack",
+        &[
+            "--elf",
+            libc.to_str().unwrap(),
+            "--lines",
+            "--discriminators",
+            "-o",
+            with.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let rows = |b: &Path| -> u64 {
+        let check =
+            String::from_utf8(run_ok("ksym-pack", &["--check", b.to_str().unwrap()], b"")).unwrap();
+        let at = check.find(" rows").unwrap();
+        check[..at].rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let (r0, r1) = (rows(&without), rows(&with));
+    assert!(r0 < r1, "{r0} rows without discriminators, {r1} with");
+    let addrs: String = nm_functions(&debug)
+        .iter()
+        .flat_map(|&(a, n, _)| [a, a + n / 2, a + n - 1])
+        .map(|a| format!("{a:#x}\n"))
+        .collect();
+    let a = run_ok(
+        "ksym-resolve",
+        &[without.to_str().unwrap()],
+        addrs.as_bytes(),
+    );
+    let b = run_ok("ksym-resolve", &[with.to_str().unwrap()], addrs.as_bytes());
+    assert!(a == b, "frames differ");
+    assert!(String::from_utf8_lossy(&a).matches(".c:").count() > 10_000);
+    // Kernel packs keep them: the option is for --elf alone.
+    let bad = run(
+        "ksym-pack",
+        &["--discriminators", "--lines", "/bin/true"],
+        b"",
+    );
+    assert_eq!(bad.status.code(), Some(2));
 }
 
 /// `ksym-resolve --maps`: a PIE's runtime addresses (it prints them, and

@@ -24,7 +24,7 @@ fn parse_args() -> Result<Mode, CliError> {
     let (mut input, mut output, mut verbose, mut strategy) =
         (None, None, false, TokenStrategy::default());
     let (mut format, mut v2) = (None, V2Options::default());
-    let (mut lines, mut columns) = (None::<PathBuf>, false);
+    let (mut lines, mut columns, mut discriminators) = (None::<PathBuf>, false, false);
     let (mut patch, mut section) = (None::<PathBuf>, None::<String>);
     let (mut modules, mut skip_bad) = (None::<PathBuf>, false);
     let (mut store, mut debuginfod) = (None::<PathBuf>, None);
@@ -61,6 +61,7 @@ fn parse_args() -> Result<Mode, CliError> {
             Long("debug-dir") => debug_dirs.push(p.value()?.into()),
             Long("lines") => lines = Some(p.value()?.into()),
             Long("columns") => columns = true,
+            Long("discriminators") => discriminators = true,
             Long("modules") => modules = Some(p.value()?.into()),
             Long("skip-bad-modules") => skip_bad = true,
             Long("store") => store = Some(p.value()?.into()),
@@ -108,6 +109,7 @@ fn parse_args() -> Result<Mode, CliError> {
         elf,
         elf_trees: trees,
         debug_dirs,
+        discriminators,
     };
     job.check_options()?;
     Ok(Mode::Pack(Box::new(job)))

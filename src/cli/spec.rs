@@ -230,6 +230,10 @@ pub const PACK: Tool = Tool {
             "columns",
             "with --lines: store column numbers too (bigger blob)",
         ),
+        flag(
+            "discriminators",
+            "with --elf --lines: keep discriminators, which only oops lines print (kernel packs keep them)",
+        ),
         with(
             "modules",
             "DIR",

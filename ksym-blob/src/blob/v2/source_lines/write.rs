@@ -42,6 +42,26 @@ pub struct SourceTable {
     pub strings: Vec<Vec<u8>>,
 }
 
+impl SourceTable {
+    /// Sets every row's discriminator to 0 and drops the rows that then
+    /// repeat the row before them (same file, line, column and node): the
+    /// table answers every address as before, less the discriminator.
+    /// Only decode_stacktrace.sh-style oops lines print discriminators
+    /// (binutils' addr2line does); llvm-symbolizer, perf and GSYM do not.
+    /// libc 2.36: 145,663 rows → 140,988, 4.5 % of the blob; libstdc++ 12:
+    /// 68,438 → 60,269, 3.4 %.
+    pub fn drop_discriminators(&mut self) {
+        for r in &mut self.rows {
+            r.discriminator = 0;
+        }
+        // The end row stays whatever comes before it: it ends the table.
+        let end = self.rows.pop();
+        self.rows
+            .dedup_by_key(|r| (r.file, r.line, r.column, r.node));
+        self.rows.extend(end);
+    }
+}
+
 /// Stores columns (FORMAT.md §15.1 flag bit 0).
 pub const WITH_COLUMNS: u32 = 1;
 
@@ -139,14 +159,23 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
     // that distance (10 bits for a vmlinux instead of 19 for an index),
     // and a function's nodes stay together for the rows' node deltas.
     let (order, new_id) = dfs_order(&t.nodes);
-    let rows: Vec<LineRow> = t
+    let mut rows: Vec<LineRow> = t
         .rows
         .iter()
         .map(|r| LineRow {
             node: new_id[r.node as usize],
+            column: col(r.column),
             ..*r
         })
         .collect();
+    // Without columns, rows that differ from the row before only in their
+    // column answer alike: 30 % of libstdc++'s rows, 8 % of a vmlinux's.
+    // The end row stays whatever comes before it.
+    if !columns {
+        let end = rows.pop();
+        rows.dedup_by_key(|r| (r.file, r.line, r.node, r.discriminator));
+        rows.extend(end);
+    }
 
     // Rows, in blocks of LINE_BLOCK.
     let mut blocks = Vec::new();
@@ -307,7 +336,7 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
         Ok(())
     };
     put32(&mut sec, 0, if columns { WITH_COLUMNS as usize } else { 0 })?;
-    put32(&mut sec, 4, t.rows.len())?;
+    put32(&mut sec, 4, rows.len())?;
     put32(&mut sec, 8, nn)?;
     put32(&mut sec, 12, nf)?;
     put32(&mut sec, 16, ns)?;
@@ -402,11 +431,20 @@ mod tests {
                     let empty = r.file == 0 && r.node == 0;
                     prop_assert_eq!(got.is_none(), empty, "{:#x}", a);
                     if let Some(g) = got {
+                        // Without columns a row that differs from the one
+                        // before only in its column is that row.
+                        let key = |r: &LineRow| (r.file, r.line, r.node, r.discriminator);
+                        let mut first = i;
+                        while !columns && first > 0 && i + 1 < t.rows.len()
+                            && key(&t.rows[first - 1]) == key(r)
+                        {
+                            first -= 1;
+                        }
                         // Node ids are renumbered (depth-first); the frames
                         // below compare what they name.
                         prop_assert_eq!(
                             (g.address, g.file, g.line, g.node == 0, g.discriminator),
-                            (r.address, r.file, r.line, r.node == 0, r.discriminator)
+                            (t.rows[first].address, r.file, r.line, r.node == 0, r.discriminator)
                         );
                         prop_assert_eq!(g.column, if columns { r.column } else { 0 });
                         // The chain walks the parents, call sites as stored.
@@ -429,6 +467,36 @@ mod tests {
             prop_assert_eq!(l.find(t.rows[0].address - 1), None);
             let s = l.string(3).unwrap();
             prop_assert!(s.eq_bytes(b"fn_3"));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn without_discriminators_every_address_keeps_its_answer(
+            steps in prop::collection::vec(step(), 1..200),
+            nodes in 1usize..50,
+        ) {
+            let t = table(&steps, nodes);
+            let mut d = t.clone();
+            d.drop_discriminators();
+            prop_assert!(d.rows.len() <= t.rows.len());
+            prop_assert_eq!(d.rows.last(), t.rows.last());
+            let at = |rows: &[LineRow], a: u64| {
+                rows[rows.partition_point(|r| r.address <= a) - 1]
+            };
+            for (i, r) in t.rows.iter().enumerate() {
+                let end = t.rows.get(i + 1).map_or(r.address + 1, |n| n.address);
+                for a in [r.address, end - 1] {
+                    let g = at(&d.rows, a);
+                    prop_assert_eq!((g.file, g.line, g.column, g.node, g.discriminator), (r.file, r.line, r.column, r.node, 0));
+                }
+            }
+            // No two neighbours left that a reader cannot tell apart.
+            let key = |r: &LineRow| (r.file, r.line, r.column, r.node);
+            let n = d.rows.len();
+            let distinct = d.rows[..n - 1].windows(2).all(|w| key(&w[0]) != key(&w[1]));
+            prop_assert!(distinct);
+            encode_lines(&d, false).unwrap();
         }
     }
 
