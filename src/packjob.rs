@@ -397,6 +397,9 @@ impl PackJob {
                         eprintln!("ksym-pack: warning: {w}");
                     }
                     v2.lines = Some((table, columns));
+                    // A blob a kernel embeds is read by its lean reader,
+                    // which has no decoder for shared function names.
+                    v2.shared_names = patch.is_none() && asm.is_none();
                 }
                 if let Some(r) = mods {
                     let set = r.map_err(|e| CliError::input("--modules", e))?;
@@ -567,6 +570,8 @@ fn module_space(
     }
     let opts = V2Options {
         lines: set.lines.map(|t| (t, columns)),
+        // Module space is read on the host alone.
+        shared_names: true,
         ..V2Options::default()
     };
     let inner = pack_v2(&set.symbols, &opts).map_err(|e| CliError::input("--modules", e))?;

@@ -27,8 +27,9 @@ fuzz_target!(|data: &[u8]| {
             }
             for f in t.frames(&r) {
                 frames += 1;
-                if let Some(s) = t.string(f.function) {
-                    let _ = s.runs().map(<[u8]>::len).sum::<usize>();
+                if let Some(s) = t.function(f.function) {
+                    let mut n = 0;
+                    s.for_each_run(|r| n += r.len());
                 }
                 if let Some((dir, base)) = t.file(f.file) {
                     let _ = dir.runs().count() + base.runs().count();

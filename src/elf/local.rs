@@ -45,6 +45,7 @@ pub fn local_blob(path: &Path, dirs: &DebugDirs, lines: bool) -> Result<LocalBlo
     let mut opts = crate::blob::v2::write::V2Options {
         segments: f.segments,
         build_id: debugfile::build_id_of(path).unwrap_or_default(),
+        shared_names: true,
         ..Default::default()
     };
     let (mut lines_from, mut warning) = (None, None);

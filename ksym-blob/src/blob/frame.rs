@@ -245,8 +245,8 @@ fn source(o: &mut Out<'_>, lines: &LineTable<'_>, at: u64, strip: &[u8]) {
     for (i, f) in chain.iter().rev().flatten().enumerate() {
         if i > 0 {
             o.bytes(b" > ");
-            if let Some(name) = lines.string(f.function) {
-                name.runs().for_each(|r| o.bytes(r));
+            if let Some(name) = lines.function(f.function) {
+                name.for_each_run(|r| o.bytes(r));
             }
         }
         o.bytes(b" ");

@@ -229,7 +229,7 @@ impl<'a> Resolver<'_, 'a> {
         let name: &[u8] = match f.function {
             u32::MAX => &[],
             id => self.functions.get(id, |a| {
-                if let Some(s) = lines.string(id) {
+                if let Some(s) = lines.function(id) {
                     s.extend_into(a)
                 }
             }),
@@ -416,7 +416,7 @@ impl<'a> Resolver<'_, 'a> {
                 self.scratch.clear();
                 let mut name = std::mem::take(&mut self.scratch);
                 // "" when unknown, as llvm-symbolizer's JSON has it.
-                if let Some(s) = lines.string(f.function).filter(|s| !s.is_empty()) {
+                if let Some(s) = lines.function(f.function).filter(|s| !s.is_empty()) {
                     name.extend_from_slice(self.functions.get(f.function, |a| s.extend_into(a)));
                 }
                 let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));

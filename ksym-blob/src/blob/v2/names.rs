@@ -149,6 +149,15 @@ pub struct CodedName<'a> {
     pub(crate) tokens: Tokens<'a>,
 }
 
+impl core::fmt::Debug for CodedName<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("CodedName")
+            .field("rank", &self.rank)
+            .field("pfx", &self.pfx)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Bucket `b` of the names section (FORMAT.md §11.2); empty when damaged.
 #[cfg_attr(feature = "std", inline)]
 pub(crate) fn bucket_of<'a>(names: &'a [u8], name_index: &[u8], b: usize) -> &'a [u8] {

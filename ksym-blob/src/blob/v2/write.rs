@@ -28,6 +28,12 @@ pub struct V2Options {
     /// The binary's load segments for the `segments` section (FORMAT.md
     /// §10.8); none, no section.
     pub segments: Vec<super::layout::LoadSegment>,
+    /// Store the `lines` section's function names that are symbol names
+    /// as references to them (FORMAT.md §15.1, flag bit 1): a smaller
+    /// blob for readers with feature `symbol-names-in-lines` (the host
+    /// tools); leave it off for a blob a kernel embeds, whose lean reader
+    /// would read those names as none.
+    pub shared_names: bool,
 }
 
 /// A packed v2 blob and what went into it.
@@ -371,10 +377,19 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
     }
 
     if let Some((table, columns)) = &opts.lines {
-        sections.push((
-            SectionId::Lines,
-            super::source_lines::write::encode_lines(table, *columns)?,
-        ));
+        use super::source_lines::write::{encode_lines, encode_lines_naming};
+        let lines = if opts.shared_names {
+            // A function name that is a symbol's is stored once, in `names`.
+            let mut rank: std::collections::HashMap<&[u8], u32> =
+                std::collections::HashMap::with_capacity(m);
+            for (r, &j) in order.by_name.iter().enumerate() {
+                rank.entry(stored.name(j as usize)).or_insert(r as u32);
+            }
+            encode_lines_naming(table, *columns, m, |s| rank.get(s).copied())?
+        } else {
+            encode_lines(table, *columns)?
+        };
+        sections.push((SectionId::Lines, lines));
     }
 
     if let Some(ms) = &opts.module_space {

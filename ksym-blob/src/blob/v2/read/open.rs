@@ -326,7 +326,11 @@ impl<'a> KallsymsV2<'a> {
             0 => None,
             _ => {
                 let l = s(SectionId::Lines);
-                Some(LineTable::parse(l, offset_in(blob, l))?)
+                let t = LineTable::parse(l, offset_in(blob, l))?;
+                #[cfg(feature = "symbol-names-in-lines")]
+                let t =
+                    t.with_symbol_names(s(SectionId::Names), s(SectionId::NameIndex), tokens, m);
+                Some(t)
             }
         };
         let view = KallsymsV2 {

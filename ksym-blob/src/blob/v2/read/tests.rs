@@ -218,3 +218,106 @@ fn a_sized_last_symbol_covers_more_than_a_mebibyte() {
     assert_eq!((h.offset, h.size), (0x2f_ffff, Some(0x30_0000)));
     assert!(v.lookup_address(0x2000 + 0x30_0000).is_none());
 }
+
+/// Function names of the `lines` section that are symbol names are stored
+/// as references to them (FORMAT.md §15.1, flag bit 1) and read back as
+/// the same bytes; the others, paths and the `__pfx_` companion's name
+/// (not a stored name) stay strings of their own.
+#[test]
+fn function_names_shared_with_the_symbols_read_back_alike() {
+    use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
+    let mut list = SymbolList::new();
+    let names = ["outer_fn", "inlined_fn", "other", "__pfx_outer_fn"];
+    list.push(0x1000, b'T', b"__pfx_outer_fn").unwrap();
+    list.push(0x1010, b'T', b"outer_fn").unwrap();
+    list.push(0x1100, b'T', b"inlined_fn").unwrap();
+    list.push(0x1200, b't', b"other").unwrap();
+    let mut strings: Vec<Vec<u8>> = vec![b"".to_vec(), b"src".to_vec(), b"a.c".to_vec()];
+    strings.extend(names.iter().map(|n| n.as_bytes().to_vec()));
+    strings.push(b"only_in_dwarf".to_vec());
+    let node = |parent, name| InlineNode {
+        parent,
+        name,
+        call_file: 1,
+        call_line: 7,
+        call_column: 0,
+    };
+    // Node 1 outer_fn, 2 inlined_fn in it, 3 only_in_dwarf in 2, 4 the
+    // __pfx_ name.
+    let nodes = vec![
+        InlineNode::default(),
+        node(0, 3),
+        node(1, 4),
+        node(2, 7),
+        node(0, 6),
+    ];
+    let row = |address, node| LineRow {
+        address,
+        file: 1,
+        line: 10 + node,
+        node,
+        ..LineRow::default()
+    };
+    let table = SourceTable {
+        rows: vec![
+            row(0x1000, 4),
+            row(0x1010, 1),
+            row(0x1020, 3),
+            row(0x1300, 0),
+        ]
+        .into_iter()
+        .map(|mut r| {
+            if r.node == 0 {
+                r.file = 0;
+            }
+            r
+        })
+        .collect(),
+        nodes,
+        files: vec![(0, 0), (1, 2)],
+        strings,
+    };
+    // Not shared (a blob a kernel embeds): every string stays.
+    let opts = V2Options {
+        lines: Some((table, false)),
+        ..V2Options::default()
+    };
+    let plain = AlignedBlob::copy_from(&pack_v2(&list, &opts).unwrap().blob);
+    let p = KallsymsV2::from_blob(plain.as_bytes(), None, None).unwrap();
+    assert!(p.lines().unwrap().string(7).is_some() && p.lines().unwrap().string(8).is_none());
+    let opts = V2Options {
+        shared_names: true,
+        ..opts
+    };
+    let blob = AlignedBlob::copy_from(&pack_v2(&list, &opts).unwrap().blob);
+    let v = KallsymsV2::from_blob(blob.as_bytes(), None, None).unwrap();
+    v.verify().unwrap();
+    let lines = v.lines().unwrap();
+    let chain = |a: u64| -> std::vec::Vec<std::string::String> {
+        let row = lines.find(a).unwrap();
+        lines
+            .frames(&row)
+            .map(|f| {
+                let mut s = std::vec::Vec::new();
+                lines.function(f.function).unwrap().extend_into(&mut s);
+                std::string::String::from_utf8(s).unwrap()
+            })
+            .collect()
+    };
+    assert_eq!(chain(0x1000), ["__pfx_outer_fn"]);
+    assert_eq!(chain(0x1010), ["outer_fn"]);
+    assert_eq!(chain(0x1020), ["only_in_dwarf", "inlined_fn", "outer_fn"]);
+    // Kept: "", "src", "a.c", the __pfx_ name and only_in_dwarf.
+    let mut kept = 0;
+    while lines.string(kept).is_some() {
+        kept += 1;
+    }
+    assert_eq!(kept, 5);
+    // The section alone (no names attached) gives no name for a
+    // reference, and no id past its strings.
+    let raw =
+        crate::blob::v2::source_lines::read::LineTable::parse(v.sec(SectionId::Lines), 0).unwrap();
+    let row = raw.find(0x1010).unwrap();
+    assert_eq!(raw.frames(&row).next().unwrap().function, u32::MAX);
+    assert!(raw.function(kept).is_none() && lines.function(kept).is_some());
+}

@@ -5,6 +5,8 @@
 use crate::blob::problem::Problem;
 use crate::blob::symbol::{BlobError, BlobErrorKind};
 use crate::blob::v2::layout::*;
+#[cfg(feature = "symbol-names-in-lines")]
+use crate::blob::v2::names::CodedName;
 use crate::blob::v2::names::Tokens;
 
 /// A view of a `lines` section. Build it with [`LineTable::parse`]
@@ -28,6 +30,51 @@ pub struct LineTable<'a> {
     offsets: &'a [u8],
     codes: &'a [u8],
     tokens: Tokens<'a>,
+    /// Flag bit 1: node names from `nstrings` on are symbol names.
+    #[cfg(feature = "symbol-names-in-lines")]
+    symbol_names: bool,
+    /// The blob's names section, once attached
+    /// ([`LineTable::with_symbol_names`]): node name `nstrings + r` is the
+    /// name of rank `r`, for `r < nsym`.
+    #[cfg(feature = "symbol-names-in-lines")]
+    names: Option<CodedName<'a>>,
+    #[cfg(feature = "symbol-names-in-lines")]
+    nsym: usize,
+}
+
+/// A function's name in a `lines` section: its own string, or a symbol's
+/// name in the blob's names section (FORMAT.md §15.1, flag bit 1).
+#[derive(Clone, Copy)]
+pub enum FunctionName<'a> {
+    /// One of the section's strings.
+    Coded(CodedStr<'a>),
+    /// A symbol's stored name (FORMAT.md §11.2).
+    #[cfg(feature = "symbol-names-in-lines")]
+    Symbol(CodedName<'a>),
+}
+
+impl<'a> FunctionName<'a> {
+    /// Calls `f` with the name's bytes, in runs, in order.
+    pub fn for_each_run(&self, f: impl FnMut(&'a [u8])) {
+        match self {
+            FunctionName::Coded(s) => s.runs().for_each(f),
+            #[cfg(feature = "symbol-names-in-lines")]
+            FunctionName::Symbol(n) => n.for_each_stored_run(f),
+        }
+    }
+
+    /// True for the empty name.
+    pub fn is_empty(&self) -> bool {
+        let mut empty = true;
+        self.for_each_run(|r| empty &= r.is_empty());
+        empty
+    }
+
+    /// Appends the name's bytes to `out`.
+    #[cfg(feature = "std")]
+    pub fn extend_into(&self, out: &mut std::vec::Vec<u8>) {
+        self.for_each_run(|r| out.extend_from_slice(r));
+    }
 }
 
 /// A string of the `lines` section, pair-coded (FORMAT.md §15.3): iterate
@@ -101,9 +148,9 @@ pub struct SourceRow {
 /// [`LineTable::file`] (a stream of lookups decodes each once and caches it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SourceFrame {
-    /// The function name's string id: DWARF's name for inlined frames, the
-    /// symbol table's for the outermost (FORMAT.md §15.3); `u32::MAX` when
-    /// there is none.
+    /// The function name's id, for [`LineTable::function`]: DWARF's name
+    /// for inlined frames, the symbol table's for the outermost (FORMAT.md
+    /// §15.3); `u32::MAX` when there is none.
     pub function: u32,
     /// The file id (0: none); [`LineTable::file`] gives (directory, base
     /// name), the path being `dir/base`.
@@ -179,7 +226,10 @@ impl<'a> LineTable<'a> {
             return Err(bad(at, Problem::ShorterThanHeader));
         }
         let flags = u32_at(sec, 0);
-        if flags & !1 != 0 || u32_at(sec, 20) != 0 || sec[38..40] != [0, 0] {
+        // Without feature `symbol-names-in-lines` flag bit 1 still reads:
+        // the names it refers to are then no names (blobs a kernel embeds,
+        // `ksym-pack --patch-elf`/`--asm`, never set it).
+        if flags & !3 != 0 || u32_at(sec, 20) != 0 || sec[38..40] != [0, 0] {
             return Err(bad(at, Problem::UnknownFlagsOrReserved));
         }
         let n = |o| u32_at(sec, o) as usize;
@@ -248,7 +298,60 @@ impl<'a> LineTable<'a> {
             offsets: parts[4],
             codes: parts[5],
             tokens: Tokens::parse(parts[6]).map_err(|(o, what)| bad(at + o, what))?,
+            #[cfg(feature = "symbol-names-in-lines")]
+            symbol_names: flags & 2 != 0,
+            #[cfg(feature = "symbol-names-in-lines")]
+            names: None,
+            #[cfg(feature = "symbol-names-in-lines")]
+            nsym: 0,
         })
+    }
+
+    /// The table with the blob's names section attached: `names` and
+    /// `name_index` (FORMAT.md §11.2) hold `m` stored names coded with
+    /// `tokens`. Node names past the section's strings then name symbols
+    /// (flag bit 1); without the flag nothing changes.
+    #[cfg(feature = "symbol-names-in-lines")]
+    pub fn with_symbol_names(
+        mut self,
+        names: &'a [u8],
+        name_index: &'a [u8],
+        tokens: Tokens<'a>,
+        m: usize,
+    ) -> Self {
+        if self.symbol_names {
+            self.names = Some(CodedName {
+                names,
+                name_index,
+                rank: 0,
+                pfx: false,
+                tokens,
+            });
+            self.nsym = m;
+        }
+        self
+    }
+
+    /// Function name `id` of a [`SourceFrame`]: a string of the section,
+    /// or (flag bit 1) the symbol name of rank `id − nstrings`; `None` past
+    /// both.
+    pub fn function(&self, id: u32) -> Option<FunctionName<'a>> {
+        #[cfg(feature = "symbol-names-in-lines")]
+        if let (Some(r), Some(n)) = ((id as usize).checked_sub(self.nstrings), self.names) {
+            return (r < self.nsym).then_some(FunctionName::Symbol(CodedName {
+                rank: r as u32,
+                ..n
+            }));
+        }
+        self.string(id).map(FunctionName::Coded)
+    }
+
+    /// Function name ids below this name something.
+    fn names_end(&self) -> usize {
+        #[cfg(feature = "symbol-names-in-lines")]
+        return self.nstrings + self.nsym;
+        #[cfg(not(feature = "symbol-names-in-lines"))]
+        self.nstrings
     }
 
     /// Rows of the step function, the end row included.
@@ -550,7 +653,7 @@ impl<'a> LineTable<'a> {
         }
         for i in 1..self.nnodes {
             let [p, name, cf, _, _] = self.node(i as u32);
-            if p as usize >= i || name as usize >= self.nstrings || cf as usize >= self.nfiles {
+            if p as usize >= i || name as usize >= self.names_end() || cf as usize >= self.nfiles {
                 return Err(bad(0, Problem::NodeRef));
             }
         }
@@ -613,7 +716,7 @@ impl Iterator for Frames<'_> {
             return Some(frame);
         }
         let [parent, name, cf, cl, cc] = t.node(self.node);
-        if (name as usize) < t.nstrings {
+        if (name as usize) < t.names_end() {
             frame.function = name;
         }
         // A parent at or after its child is a forged blob: stop there.

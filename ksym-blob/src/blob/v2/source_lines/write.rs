@@ -65,6 +65,10 @@ impl SourceTable {
 /// Stores columns (FORMAT.md §15.1 flag bit 0).
 pub const WITH_COLUMNS: u32 = 1;
 
+/// Node names from `nstrings` on name symbols, by rank in name order
+/// (FORMAT.md §15.1 flag bit 1).
+pub const SYMBOL_NAMES: u32 = 2;
+
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
@@ -118,6 +122,82 @@ fn dfs_order(nodes: &[InlineNode]) -> (Vec<u32>, Vec<u32>) {
 /// address order, a parent not before its child or an id past its table
 /// are caller bugs and reported as `LinesInvalid`.
 pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError> {
+    encode(&t.rows, &t.nodes, &t.files, &t.strings, columns, 0)
+}
+
+/// [`encode_lines`] for a blob whose names section holds `nnames` stored
+/// names: each function name that `rank_of` finds among them (its rank in
+/// name order, FORMAT.md §11.1) is stored as a reference to it, and the
+/// strings nothing else uses are left out (FORMAT.md §15.1, flag bit 1).
+/// A C++ library's function names are nearly all its symbols' names.
+///
+/// Errors: as [`encode_lines`]; a rank of `nnames` or more is a caller bug
+/// (`LinesInvalid`).
+pub fn encode_lines_naming(
+    t: &SourceTable,
+    columns: bool,
+    nnames: usize,
+    rank_of: impl Fn(&[u8]) -> Option<u32>,
+) -> Result<Vec<u8>, PackError> {
+    let ns = t.strings.len();
+    if t.nodes.iter().any(|n| n.name as usize >= ns)
+        || t.files
+            .iter()
+            .any(|&(d, b)| d as usize >= ns || b as usize >= ns)
+    {
+        return encode_lines(t, columns); // refused there, with the reason
+    }
+    // Which strings stay (the files' and the names no symbol has), and
+    // their ids after the others are dropped.
+    let mut sym = vec![None; t.nodes.len()];
+    let mut used = vec![false; ns];
+    for (i, n) in t.nodes.iter().enumerate().skip(1) {
+        match rank_of(&t.strings[n.name as usize]) {
+            Some(r) => sym[i] = Some(r),
+            None => used[n.name as usize] = true,
+        }
+    }
+    for &(d, b) in &t.files {
+        used[d as usize] = true;
+        used[b as usize] = true;
+    }
+    let mut new_id = vec![0u32; ns];
+    let mut strings = Vec::new();
+    for (i, s) in t.strings.iter().enumerate().filter(|(i, _)| used[*i]) {
+        new_id[i] = strings.len() as u32;
+        strings.push(s.clone());
+    }
+    let kept = strings.len() as u32;
+    let nodes: Vec<InlineNode> = t
+        .nodes
+        .iter()
+        .zip(&sym)
+        .map(|(n, s)| InlineNode {
+            name: match s {
+                Some(r) => kept.saturating_add(*r),
+                None => new_id[n.name as usize],
+            },
+            ..*n
+        })
+        .collect();
+    let files: Vec<(u32, u32)> = t
+        .files
+        .iter()
+        .map(|&(d, b)| (new_id[d as usize], new_id[b as usize]))
+        .collect();
+    encode(&t.rows, &nodes, &files, &strings, columns, nnames)
+}
+
+/// The encoder: with `nnames > 0`, node names from `strings.len()` on are
+/// symbol-name references (flag bit 1).
+fn encode(
+    rows_in: &[LineRow],
+    nodes_in: &[InlineNode],
+    files_in: &[(u32, u32)],
+    strings: &[Vec<u8>],
+    columns: bool,
+    nnames: usize,
+) -> Result<Vec<u8>, PackError> {
     let fail = |what: &'static str| PackError {
         line: None,
         kind: PackErrorKind::LinesInvalid(what),
@@ -126,27 +206,27 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
         line: None,
         kind: PackErrorKind::LinesTooLarge,
     };
-    let Some(first) = t.rows.first() else {
+    let Some(first) = rows_in.first() else {
         return Err(fail("no rows"));
     };
     let base = first.address;
-    if t.rows.windows(2).any(|w| w[1].address <= w[0].address) {
+    if rows_in.windows(2).any(|w| w[1].address <= w[0].address) {
         return Err(fail("rows not in ascending address order"));
     }
-    if t.rows.last().is_some_and(|r| r.file != 0 || r.node != 0) {
+    if rows_in.last().is_some_and(|r| r.file != 0 || r.node != 0) {
         return Err(fail("last row is not an end row"));
     }
-    if t.rows.last().map_or(0, |r| r.address - base) > u64::from(u32::MAX) {
+    if rows_in.last().map_or(0, |r| r.address - base) > u64::from(u32::MAX) {
         return Err(too_large());
     }
-    let (nn, nf, ns) = (t.nodes.len(), t.files.len(), t.strings.len());
-    if t.rows
+    let (nn, nf, ns) = (nodes_in.len(), files_in.len(), strings.len());
+    if rows_in
         .iter()
         .any(|r| r.node as usize >= nn.max(1) || r.file as usize >= nf.max(1))
-        || t.nodes.iter().enumerate().skip(1).any(|(i, n)| {
-            n.parent as usize >= i || n.name as usize >= ns || n.call_file as usize >= nf
+        || nodes_in.iter().enumerate().skip(1).any(|(i, n)| {
+            n.parent as usize >= i || n.name as usize >= ns + nnames || n.call_file as usize >= nf
         })
-        || t.files
+        || files_in
             .iter()
             .any(|&(d, b)| d as usize >= ns || b as usize >= ns)
     {
@@ -158,9 +238,8 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
     // parent lies a few nodes before its child: the parent is stored as
     // that distance (10 bits for a vmlinux instead of 19 for an index),
     // and a function's nodes stay together for the rows' node deltas.
-    let (order, new_id) = dfs_order(&t.nodes);
-    let mut rows: Vec<LineRow> = t
-        .rows
+    let (order, new_id) = dfs_order(nodes_in);
+    let mut rows: Vec<LineRow> = rows_in
         .iter()
         .map(|r| LineRow {
             node: new_id[r.node as usize],
@@ -263,7 +342,7 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
 
     // Inline tree and files, bit-packed.
     let parent_delta = |i: usize| {
-        let n = &t.nodes[order[i] as usize];
+        let n = &nodes_in[order[i] as usize];
         if i == 0 || n.parent == 0 {
             0
         } else {
@@ -271,17 +350,17 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
         }
     };
     let wp = width_of((0..nn).map(parent_delta).max().unwrap_or(0));
-    let wn = width_of(ns as u64);
+    let wn = width_of((ns + nnames) as u64);
     let wf = width_of(nf as u64);
     let wl = width_of(
-        t.nodes
+        nodes_in
             .iter()
             .map(|n| u64::from(n.call_line))
             .max()
             .unwrap_or(0),
     );
     let wc = width_of(
-        t.nodes
+        nodes_in
             .iter()
             .map(|n| u64::from(col(n.call_column)))
             .max()
@@ -289,7 +368,7 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
     );
     let mut nodes = Bits::default();
     for (i, &old) in order.iter().enumerate() {
-        let n = &t.nodes[old as usize];
+        let n = &nodes_in[old as usize];
         nodes.push(parent_delta(i), wp);
         nodes.push(u64::from(n.name), wn);
         nodes.push(u64::from(n.call_file), wf);
@@ -297,16 +376,16 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
         nodes.push(u64::from(col(n.call_column)), wc);
     }
     let mut files = Bits::default();
-    for &(d, b) in &t.files {
+    for &(d, b) in files_in {
         files.push(u64::from(d), wn);
         files.push(u64::from(b), wn);
     }
     // Strings: pair-coded as the names are (FORMAT.md §11.3), one table
     // of their own.
-    if t.strings.iter().any(|s| s.contains(&NAME_END)) {
+    if strings.iter().any(|s| s.contains(&NAME_END)) {
         return Err(fail("a string holds byte 0"));
     }
-    let codes = crate::blob::v2::pairs::learn(t.strings.iter().map(|s| &s[..]));
+    let codes = crate::blob::v2::pairs::learn(strings.iter().map(|s| &s[..]));
     let mut coded = Vec::with_capacity(codes.encoded.len());
     let mut starts = Vec::with_capacity(ns + 1);
     for piece in codes.encoded.split(|&b| b == NAME_END).take(ns) {
@@ -335,7 +414,8 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
         sec[at..at + 4].copy_from_slice(&v.to_le_bytes());
         Ok(())
     };
-    put32(&mut sec, 0, if columns { WITH_COLUMNS as usize } else { 0 })?;
+    let flags = if columns { WITH_COLUMNS } else { 0 } | if nnames > 0 { SYMBOL_NAMES } else { 0 };
+    put32(&mut sec, 0, flags as usize)?;
     put32(&mut sec, 4, rows.len())?;
     put32(&mut sec, 8, nn)?;
     put32(&mut sec, 12, nf)?;
