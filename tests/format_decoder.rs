@@ -199,6 +199,12 @@ type Row = (u64, u8, Vec<u8>, Option<Vec<u8>>);
 
 /// Every symbol, in address order (§10–§11).
 pub fn decode_v2(b: &[u8]) -> Vec<Row> {
+    decode_v2_names(b).0
+}
+
+/// [`decode_v2`], and the stored names by rank in name order (§11.1): what
+/// a `lines` section's shared function names refer to (§15.1, flag bit 1).
+fn decode_v2_names(b: &[u8]) -> (Vec<Row>, Vec<Vec<u8>>) {
     assert_eq!(&b[..8], b"\x89KSYM\r\n\x1a");
     assert_eq!(u16::from_le_bytes([b[8], b[9]]), 3);
     let header_len = u16::from_le_bytes([b[10], b[11]]) as usize;
@@ -401,7 +407,7 @@ pub fn decode_v2(b: &[u8]) -> Vec<Row> {
     for p in rows.windows(2) {
         assert!((&by_rank[rank_of(p[0])], p[0]) < (&by_rank[rank_of(p[1])], p[1]));
     }
-    out
+    (out, by_rank)
 }
 
 fn check_v2(filtered: &[u8]) {
@@ -488,8 +494,10 @@ struct Lines {
     strings: Vec<String>,
 }
 
-fn decode_lines(s: &[u8]) -> Lines {
+/// §15 of a blob whose stored names by rank are `by_rank`.
+fn decode_lines(s: &[u8], by_rank: &[Vec<u8>]) -> Lines {
     let flags = u32_at(s, 0);
+    assert_eq!(flags & !3, 0, "flags");
     let columns = flags & 1 == 1;
     let (nrows, nnodes, nfiles, nstrings) = (
         u32_at(s, 4) as usize,
@@ -526,6 +534,16 @@ fn decode_lines(s: &[u8]) -> Lines {
             String::from_utf8(bytes).unwrap()
         })
         .collect();
+    // §15.1, flag bit 1: node name `nstrings + r` is the stored name of
+    // rank r; file names stay below `nstrings`.
+    let mut strings = strings;
+    if flags & 2 != 0 {
+        strings.extend(
+            by_rank
+                .iter()
+                .map(|n| String::from_utf8(n.clone()).unwrap()),
+        );
+    }
     let paths: Vec<String> = (0..nfiles)
         .map(|i| {
             let d = &strings[packed(parts[3], 2 * i, w[1]) as usize];
@@ -692,7 +710,10 @@ fn lines_decoder_from_the_document_agrees_with_ksym_resolve() {
             args.push("--columns");
         }
         let blob = run_ok("ksym-pack", &args, &syms);
-        let l = decode_lines(v2_section(&blob, 13));
+        let sec = v2_section(&blob, 13);
+        // A host blob shares its function names with the symbols.
+        assert_eq!(u32_at(sec, 0) & 2, 2, "flag bit 1");
+        let l = decode_lines(sec, &decode_v2_names(&blob).1);
         assert!(l.nodes.len() > 5 && l.paths.len() > 2);
         let (lo, hi) = (l.rows[0].0, l.rows.last().unwrap().0);
         let addrs: Vec<u64> = (lo..hi).collect();
@@ -827,8 +848,8 @@ fn module_space_decoder_from_the_document_agrees_with_ksym_resolve() {
         assert!(w[0].1 + w[0].2 <= w[1].1);
     }
     // The inner blob is an ordinary v2 blob (§9 to §15).
-    let syms = decode_v2(&inner);
-    let l = decode_lines(v2_section(&inner, 13));
+    let (syms, by_rank) = decode_v2_names(&inner);
+    let l = decode_lines(v2_section(&inner, 13), &by_rank);
     let path = dir.join("b.v2");
     std::fs::write(&path, &blob).unwrap();
     let mut input = String::new();

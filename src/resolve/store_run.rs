@@ -680,12 +680,16 @@ impl<'s> StoreRun<'s> {
         let Kallsyms::V2(v) = map else { return None };
         let segments: Vec<_> = v.load_segments().collect();
         let Some(addr) = f.link_address(&segments) else {
-            self.notes.push(format!(
+            let note = format!(
                 "{}: a fault report's mapping [{:x}+{:x}] lines up with no executable segment of its blob (another build?): it passes unchanged",
                 String::from_utf8_lossy(f.name),
                 f.vma.0,
                 f.vma.1
-            ));
+            );
+            // One note per mapping, however many reports it has.
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
             return None;
         };
         let hit = map.lookup_address(addr)?;

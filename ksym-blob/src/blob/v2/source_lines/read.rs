@@ -43,8 +43,10 @@ pub struct LineTable<'a> {
 }
 
 /// A function's name in a `lines` section: its own string, or a symbol's
-/// name in the blob's names section (FORMAT.md §15.1, flag bit 1).
+/// name in the blob's names section (FORMAT.md §15.1, flag bit 1). Its
+/// variants follow the crate's features: read it through its methods.
 #[derive(Clone, Copy)]
+#[non_exhaustive]
 pub enum FunctionName<'a> {
     /// One of the section's strings.
     Coded(CodedStr<'a>),
