@@ -8,7 +8,9 @@
 //! stay as perf printed them under a blob that is not the kernel's.
 mod common;
 
-use common::{data, debug_file, nm_all, perf_record, run, run_ok, scratch, tool};
+use common::{
+    data, debug_file, nm_all, perf_record, run, run_ok, scratch, tool, zero_size_functions,
+};
 use std::path::Path;
 
 #[test]
@@ -140,6 +142,18 @@ fn same_but_aliases(got: &[u8], want: &str, what: &str) {
         let (Some(gf), Some(wf)) = (frame(g), frame(w)) else {
             panic!("{what}: {g} is not perf's {w}");
         };
+        // perf's name stretched past its section (`_init` over the PLT,
+        // reached in lazy binding): ksym names the stub there as objdump
+        // does, checked in tests/user_space.rs.
+        let nm = tool("nm", &["-S", "--defined-only", &gf.3]);
+        let offset = u64::from_str_radix(&gf.0, 16).ok();
+        let beyond = zero_size_functions(Path::new(&gf.3), &nm)
+            .get(&wf.1)
+            .zip(offset)
+            .is_some_and(|(&(start, end), o)| o < start || o >= end);
+        if beyond && gf.1.ends_with("@plt") && (&gf.0, &gf.3) == (&wf.0, &wf.3) {
+            continue;
+        }
         assert!(
             gf.0 == wf.0 && gf.2 == wf.2 && gf.3 == wf.3,
             "{what}: {g} is not perf's {w}"

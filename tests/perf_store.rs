@@ -9,7 +9,9 @@
 //! perf named must get the same name (or an alias at its address).
 mod common;
 
-use common::{build_id, data, debug_file, perf_record, run, run_ok, scratch, tool};
+use common::{
+    build_id, data, debug_file, perf_record, run, run_ok, scratch, tool, zero_size_functions,
+};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -89,35 +91,6 @@ fn file_offset(elf: &Path, addr: u64) -> u64 {
             (vaddr <= addr && addr < vaddr + filesz).then(|| addr - vaddr + off)
         })
         .unwrap()
-}
-
-/// `elf`'s functions of size 0 (`_init`, from crti.S's `.type` with no
-/// `.size`), each with the file offsets of its executable section: perf
-/// and llvm-symbolizer stretch such a symbol to the next one, so perf
-/// names the PLT header after `.init` `_init`; ksym stops at the section's
-/// end and says `[unknown]` there. `nm` is the [`nm`] listing of the file
-/// with the names (a debug file's section offsets mean nothing).
-fn zero_size_functions(elf: &Path, nm: &str) -> HashMap<String, (u64, u64)> {
-    let hex = |s: &str| u64::from_str_radix(s, 16).ok();
-    let sections: Vec<(u64, u64, u64)> = tool("readelf", &["-SW", elf.to_str().unwrap()])
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_once(']')?.1.split_whitespace().collect();
-            let flags = f.get(6)?;
-            flags.contains('X').then_some(())?;
-            Some((hex(f[2])?, hex(f[3])?, hex(f[4])?))
-        })
-        .collect();
-    nm.lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let [a, t, n] = f[..] else { return None };
-            "Tt".contains(t).then_some(())?;
-            let a = hex(a)?;
-            let &(addr, off, size) = sections.iter().find(|s| s.0 <= a && a < s.0 + s.2)?;
-            Some((n.to_string(), (off + (a - addr), off + size)))
-        })
-        .collect()
 }
 
 /// Names and their addresses, for telling an alias from another function.

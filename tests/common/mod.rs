@@ -287,3 +287,33 @@ pub fn build_id(elf: &Path) -> String {
         .find_map(|l| l.trim().strip_prefix("Build ID: ").map(str::to_string))
         .unwrap_or_else(|| panic!("{}: no build-id", elf.display()))
 }
+
+/// `elf`'s functions of size 0 (`_init`, from crti.S's `.type` with no
+/// `.size`), each with the file offsets of its executable section: perf
+/// and llvm-symbolizer stretch such a symbol to the next one, so perf
+/// names the PLT header after `.init` `_init`; ksym stops at the section's
+/// end and says `[unknown]` there (or names a PLT stub). `nm` is the listing of the file
+/// with the names (`nm -S --defined-only`; a debug file's section
+/// offsets mean nothing).
+pub fn zero_size_functions(elf: &Path, nm: &str) -> std::collections::HashMap<String, (u64, u64)> {
+    let hex = |s: &str| u64::from_str_radix(s, 16).ok();
+    let sections: Vec<(u64, u64, u64)> = tool("readelf", &["-SW", elf.to_str().unwrap()])
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_once(']')?.1.split_whitespace().collect();
+            let flags = f.get(6)?;
+            flags.contains('X').then_some(())?;
+            Some((hex(f[2])?, hex(f[3])?, hex(f[4])?))
+        })
+        .collect();
+    nm.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let [a, t, n] = f[..] else { return None };
+            "Tt".contains(t).then_some(())?;
+            let a = hex(a)?;
+            let &(addr, off, size) = sections.iter().find(|s| s.0 <= a && a < s.0 + s.2)?;
+            Some((n.to_string(), (off + (a - addr), off + size)))
+        })
+        .collect()
+}
