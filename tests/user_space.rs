@@ -8,7 +8,7 @@
 //! And Debian's libc through `libc6-dbg`, when installed (CI installs it).
 mod common;
 
-use common::{data, nm_all, nm_functions, run, run_ok, scratch, tool};
+use common::{data, debug_file, nm_all, nm_functions, run, run_ok, scratch, tool};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -248,31 +248,13 @@ fn the_debug_file_is_found_by_build_id_under_a_debug_dir() {
 fn debians_libc_through_its_dbg_package() {
     let libc = Path::new("/lib/x86_64-linux-gnu/libc.so.6");
     let dir = scratch("user-libc");
-    let Some(debug) = libc_debug_file(libc) else {
+    let Some(debug) = debug_file(libc) else {
         eprintln!("SKIPPED: no libc6-dbg (CI installs it)");
         return;
     };
     let blob = pack(&dir, libc, &[]);
     let gaps = check_against_nm(&blob, &debug);
     assert!(gaps > 100, "{gaps}");
-}
-
-/// libc's debug file by build-id under /usr/lib/debug (libc6-dbg).
-fn libc_debug_file(libc: &Path) -> Option<PathBuf> {
-    std::fs::read_dir("/usr/lib/debug/.build-id").ok()?;
-    let id = tool("readelf", &["-n", libc.to_str()?]);
-    let id = id
-        .split("Build ID: ")
-        .nth(1)?
-        .split_whitespace()
-        .next()?
-        .to_string();
-    let p = PathBuf::from(format!(
-        "/usr/lib/debug/.build-id/{}/{}.debug",
-        &id[..2],
-        &id[2..]
-    ));
-    p.exists().then_some(p)
 }
 
 /// `--elf --lines` leaves discriminators out unless asked
@@ -282,7 +264,7 @@ fn libc_debug_file(libc: &Path) -> Option<PathBuf> {
 fn user_space_lines_leave_discriminators_out_and_answer_alike() {
     let libc = Path::new("/lib/x86_64-linux-gnu/libc.so.6");
     let dir = scratch("user-libc-disc");
-    let Some(debug) = libc_debug_file(libc) else {
+    let Some(debug) = debug_file(libc) else {
         eprintln!("SKIPPED: no libc6-dbg (CI installs it)");
         return;
     };

@@ -59,6 +59,9 @@ const MARKERS: [&[u8]; 6] = [
 pub fn user_fault(line: &[u8]) -> Option<UserFault<'_>> {
     use bstr::ByteSlice;
     let body = line.trim_ascii_end();
+    // Every line of a stream comes here: one search rejects nearly all of
+    // them before the six marker searches.
+    body.find(b" in ")?;
     let marker = MARKERS.iter().filter_map(|m| body.find(m)).min()?;
     let head = marker + body[marker..].find(b" in ")?;
     // The bracket is the last one on the report before its tail
