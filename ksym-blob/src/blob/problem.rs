@@ -74,6 +74,8 @@ pub enum Problem {
     ExpansionHoldsZero,
     /// code 0 has an expansion.
     CodeZeroExpands,
+    /// a two-byte code is cut short, or a code is past the token table.
+    CodeNotWhole,
     /// bucket offsets not contiguous.
     BucketOffsets,
     /// bad LCP varint.
@@ -179,6 +181,7 @@ impl Problem {
             NameOffsetsNotAscending => "name offsets not ascending",
             ExpansionHoldsZero => "an expansion holds byte 0",
             CodeZeroExpands => "code 0 has an expansion",
+            CodeNotWhole => "a two-byte code is cut short, or a code is past the token table",
             BucketOffsets => "bucket offsets not contiguous",
             BadLcpVarint => "bad LCP varint",
             NameUnterminated => "name without its end byte",

@@ -4,7 +4,7 @@
 //! packer (docs/FORMAT.md §10.2), unsigned LEB128 (§11.2, §15.2) and the
 //! token-table encoding (§11.3).
 
-use super::layout::TOKENS_FIXED;
+use super::layout::{MAX_CODES, TOKENS_COUNT};
 
 /// Little-endian bit packer over u64 words.
 #[derive(Default)]
@@ -51,13 +51,19 @@ pub(crate) fn push_uleb(out: &mut Vec<u8>, mut v: u64) {
     }
 }
 
-/// A token table's bytes (FORMAT.md §11.3): 257 u16 offsets, then the
-/// expansions of codes 0 to 255.
+/// A token table's bytes (FORMAT.md §11.3): the code count (u16), `count +
+/// 1` u16 offsets, then the expansions of codes `0..count`. `expansions`
+/// comes from [`pairs::learn`](super::pairs::learn), which keeps within
+/// [`MAX_CODES`] codes and u16 offsets.
 pub(crate) fn token_table(expansions: &[Vec<u8>]) -> Vec<u8> {
-    let mut tokens = Vec::with_capacity(TOKENS_FIXED + 4096);
+    debug_assert!((1..=MAX_CODES).contains(&expansions.len()));
+    let bytes: usize = expansions.iter().map(Vec::len).sum();
+    debug_assert!(bytes <= usize::from(u16::MAX));
+    let mut tokens = Vec::with_capacity(TOKENS_COUNT + 2 * (expansions.len() + 1) + bytes);
+    tokens.extend_from_slice(&(expansions.len() as u16).to_le_bytes());
     let mut off = 0u16;
     tokens.extend_from_slice(&off.to_le_bytes());
-    for e in expansions.iter().take(256) {
+    for e in expansions {
         off += e.len() as u16;
         tokens.extend_from_slice(&off.to_le_bytes());
     }

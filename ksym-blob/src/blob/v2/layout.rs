@@ -9,8 +9,9 @@ use crc::{CRC_32_ISCSI, Crc, Table};
 pub const MAGIC: [u8; 8] = [0x89, b'K', b'S', b'Y', b'M', b'\r', b'\n', 0x1A];
 
 /// The version this reader and writer implement (FORMAT.md §9.1; 3 added
-/// the address buckets of §10.2 and one rank sample per word, §10.4).
-pub const VERSION: u16 = 3;
+/// the address buckets of §10.2 and one rank sample per word, §10.4; 4 the
+/// counted token table with two-byte codes, §11.3).
+pub const VERSION: u16 = 4;
 
 /// Bytes of the fixed header, before the section directory (FORMAT.md §9.1).
 pub const HEADER_LEN: usize = 32;
@@ -293,8 +294,25 @@ pub const MODSPACE_START: u64 = 0x1000;
 /// least, so no two modules share a line-table row (FORMAT.md §16.2).
 pub const MODSPACE_ALIGN: u64 = 0x1000;
 
-/// Bytes of the `tokens` section before the expansions: 257 u16 offsets.
-pub const TOKENS_FIXED: usize = 2 * 257;
+/// Bytes of the `tokens` section's code count (FORMAT.md §11.3), before
+/// its `count + 1` u16 offsets.
+pub const TOKENS_COUNT: usize = 2;
+
+/// Most codes a token table holds, code 0 included (FORMAT.md §11.3): one
+/// byte value for the end of a name and 255 prefix bytes of 254 codes each.
+pub const MAX_CODES: usize = 256 + 254 * 255;
+
+/// The byte values below which a coded byte is a code by itself, for a
+/// table of `count` codes (FORMAT.md §11.3): 256 minus the prefix bytes,
+/// `ceil((count - 256) / 254)` of them when `count > 256`.
+pub const fn one_byte_codes(count: usize) -> usize {
+    if count <= 256 {
+        256
+    } else {
+        // A count past MAX_CODES (a damaged table) leaves no one-byte code.
+        256usize.saturating_sub((count - 256).div_ceil(254))
+    }
+}
 
 /// How [`CRC32C`] is computed: the largest table a feature asks for.
 /// Tables are built at compile time and live in `.rodata`.

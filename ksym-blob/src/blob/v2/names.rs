@@ -10,13 +10,17 @@ use core::cmp::Ordering;
 
 use super::layout::*;
 
-/// The token table: code `c` expands to `bytes[off[c]..off[c + 1]]` (FORMAT.md §11.3).
+/// The token table (FORMAT.md §11.3): code `c` (below `count`) expands to
+/// `bytes[off[c]..off[c + 1]]`; a coded byte below [`one_byte_codes`] is a
+/// code by itself, any other a prefix that a nonzero second byte completes.
 #[derive(Clone, Copy, Debug)]
 pub struct Tokens<'a> {
-    // An array, so that code c's two offsets (bytes 2c..2c + 4) are read
-    // with no bounds test.
-    offsets: &'a [u8; TOKENS_FIXED],
-    bytes: &'a [u8],
+    // The whole table: the count, the offsets, the expansions. Read with
+    // `u16_at` and `get`, which give 0 and nothing past its end, so an
+    // unchecked table costs no test of its own.
+    tok: &'a [u8],
+    count: u32,
+    one: u32,
 }
 
 impl<'a> Tokens<'a> {
@@ -30,40 +34,122 @@ impl<'a> Tokens<'a> {
     }
 
     /// A view of a token table whose offsets are not checked: `None` when
-    /// `tok` is shorter than its 257 offsets. A code whose offsets do not
-    /// ascend inside the expansions expands to nothing.
+    /// its count is 0. A code whose offsets do not ascend inside the
+    /// expansions, or lie past the table, expands to nothing.
     pub fn new(tok: &'a [u8]) -> Option<Self> {
-        let (offsets, bytes) = tok.split_first_chunk()?;
-        Some(Tokens { offsets, bytes })
+        let count = u32::from(u16_at(tok, 0));
+        (count > 0).then(|| Tokens {
+            tok,
+            count,
+            one: one_byte_codes(count as usize) as u32,
+        })
     }
 
-    /// The token table's shape (FORMAT.md §11.3): 257 ascending u16
-    /// offsets from 0 to the end of the expansions.
+    /// The token table's shape (FORMAT.md §11.3): a count of 1 to
+    /// [`MAX_CODES`], then `count + 1` ascending u16 offsets from 0 to the
+    /// end of the expansions.
     ///
     /// Errors: the byte offset inside `tok` and what is wrong.
     pub fn check(tok: &[u8]) -> Result<(), (usize, Problem)> {
-        if tok.len() < TOKENS_FIXED
-            || u16_at(tok, 0) != 0
-            || u16_at(tok, 512) as usize != tok.len() - TOKENS_FIXED
+        let n = usize::from(u16_at(tok, 0));
+        let base = TOKENS_COUNT + 2 * (n + 1);
+        if n == 0
+            || n > MAX_CODES
+            || tok.len() < base
+            || u16_at(tok, TOKENS_COUNT) != 0
+            || usize::from(u16_at(tok, TOKENS_COUNT + 2 * n)) != tok.len() - base
         {
             return Err((0, Problem::OffsetsBounds));
         }
-        for c in 0..256 {
-            if u16_at(tok, 2 * c) > u16_at(tok, 2 * c + 2) {
-                return Err((2 * c, Problem::OffsetsNotAscending));
+        for c in 0..n {
+            let at = TOKENS_COUNT + 2 * c;
+            if u16_at(tok, at) > u16_at(tok, at + 2) {
+                return Err((at, Problem::OffsetsNotAscending));
             }
         }
         Ok(())
     }
 
-    /// The expansion of code `c`; empty for a damaged table.
+    /// Number of codes, code 0 included.
+    pub fn count(&self) -> usize {
+        self.count as usize
+    }
+
+    /// The expansion of code `c`; empty past the table or for a damaged one.
     #[cfg_attr(feature = "std", inline)]
-    pub fn expand(&self, c: u8) -> &'a [u8] {
-        let i = 2 * c as usize;
-        let o = self.offsets;
-        let s = u16::from_le_bytes([o[i], o[i + 1]]) as usize;
-        let e = u16::from_le_bytes([o[i + 2], o[i + 3]]) as usize;
-        self.bytes.get(s..e).unwrap_or(&[])
+    pub fn expand(&self, c: usize) -> &'a [u8] {
+        let at = TOKENS_COUNT + 2 * c;
+        let base = TOKENS_COUNT + 2 * (self.count as usize + 1);
+        let s = base + usize::from(u16_at(self.tok, at));
+        let e = base + usize::from(u16_at(self.tok, at + 2));
+        self.tok.get(s..e).unwrap_or(&[])
+    }
+
+    /// The expansions of the codes of `coded`, in order, up to its first
+    /// [`NAME_END`] or its end; a prefix byte without a nonzero byte after
+    /// it (only in a damaged blob) ends them.
+    #[cfg_attr(feature = "std", inline)]
+    pub fn runs(&self, coded: &'a [u8]) -> Runs<'a> {
+        Runs {
+            tokens: *self,
+            coded,
+        }
+    }
+
+    /// True when `coded` is whole codes of this table: every prefix byte
+    /// followed by a nonzero byte, every code below the count. `coded`
+    /// holds no [`NAME_END`] (FORMAT.md §11.3).
+    pub fn codes_are_whole(&self, coded: &[u8]) -> bool {
+        let mut i = 0;
+        while let Some(&b) = coded.get(i) {
+            let c = match u32::from(b) {
+                0 => return false,
+                b if b < self.one => b,
+                b => match coded.get(i + 1) {
+                    Some(&s) if s != NAME_END => {
+                        i += 1;
+                        self.one + (b - self.one) * 254 + u32::from(s) - 1
+                    }
+                    _ => return false,
+                },
+            };
+            if c >= self.count {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+}
+
+/// The expansions of a run of codes ([`Tokens::runs`]).
+#[derive(Clone, Debug)]
+pub struct Runs<'a> {
+    tokens: Tokens<'a>,
+    coded: &'a [u8],
+}
+
+impl<'a> Iterator for Runs<'a> {
+    type Item = &'a [u8];
+
+    #[cfg_attr(feature = "std", inline)]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let (&b, rest) = self.coded.split_first()?;
+        if b == NAME_END {
+            return None;
+        }
+        let one = self.tokens.one;
+        let mut c = u32::from(b);
+        self.coded = rest;
+        if c >= one {
+            let (&s, rest) = rest.split_first()?;
+            if s == NAME_END {
+                return None;
+            }
+            self.coded = rest;
+            c = (c - one) * 254 + one + u32::from(s) - 1;
+        }
+        Some(self.tokens.expand(c as usize))
     }
 }
 
@@ -130,8 +216,8 @@ pub(crate) fn decode_bucket(
         let keep = (e.lcp[k] as usize).min(prev.len());
         out.extend_from_within(prev.start..prev.start + keep);
         let (from, to) = (e.code[k].0 as usize, e.code[k].1 as usize);
-        for &c in bucket.get(from..to).unwrap_or(&[]) {
-            out.extend_from_slice(tokens.expand(c));
+        for run in tokens.runs(bucket.get(from..to).unwrap_or(&[])) {
+            out.extend_from_slice(run);
         }
         prev = start..out.len();
         f(k, &out[prev.clone()]);
@@ -263,11 +349,10 @@ impl<'a> CodedName<'a> {
             let codes = bucket
                 .get(piece.from as usize..piece.to as usize)
                 .unwrap_or(&[]);
-            for &c in codes {
+            for x in self.tokens.runs(codes) {
                 if left == 0 {
                     break;
                 }
-                let x = self.tokens.expand(c);
                 let x = &x[..x.len().min(left)];
                 left -= x.len();
                 f(x);
@@ -335,11 +420,10 @@ pub(crate) fn emit_prefix<'a>(
         emit_prefix(bucket, tokens, k - 1, lcp, f);
     }
     let mut left = limit - lcp;
-    for &c in codes {
+    for x in tokens.runs(codes) {
         if left == 0 {
             break;
         }
-        let x = tokens.expand(c);
         let x = x.get(..x.len().min(left)).unwrap_or_default();
         left -= x.len();
         f(x);
@@ -376,11 +460,7 @@ fn entry(bucket: &[u8], k: usize) -> Option<(usize, &[u8])> {
 pub(crate) fn cmp_until_end(tokens: &Tokens<'_>, bytes: &[u8], key: &[u8]) -> (Ordering, usize) {
     // The key's bytes not yet matched; what precedes them is shared.
     let mut k = key;
-    for &c in bytes {
-        if c == NAME_END {
-            break;
-        }
-        let run = tokens.expand(c);
+    for run in tokens.runs(bytes) {
         let n = run.len().min(k.len());
         if let Some(p) = run[..n].iter().zip(&k[..n]).position(|(a, b)| a != b) {
             return (run[p].cmp(&k[p]), key.len() - k.len() + p);
@@ -404,7 +484,8 @@ mod tests {
 
     /// Every code expands to its own byte.
     fn identity_table() -> std::vec::Vec<u8> {
-        let mut t: std::vec::Vec<u8> = (0..=256u16).flat_map(u16::to_le_bytes).collect();
+        let mut t = 256u16.to_le_bytes().to_vec();
+        t.extend((0..=256u16).flat_map(u16::to_le_bytes));
         t.extend(0..=255u8);
         t
     }

@@ -344,7 +344,7 @@ impl<'a> KallsymsV2<'a> {
 
     /// Number of pair tokens (codes whose expansion is longer than one byte).
     pub fn num_tokens(&self) -> usize {
-        (0..=255u8)
+        (0..self.tokens.count())
             .filter(|&c| self.tokens.expand(c).len() > 1)
             .count()
     }

@@ -113,12 +113,12 @@ impl KallsymsV2<'_> {
                 return Err(fail(SectionId::Modules, Problem::NameOffsetsNotAscending));
             }
         }
-        for c in 1..=255u8 {
+        for c in 1..self.tokens.count() {
             if self.tokens.expand(c).contains(&NAME_END) {
                 return Err(fail(SectionId::Tokens, Problem::ExpansionHoldsZero));
             }
         }
-        if !self.tokens.expand(NAME_END).is_empty() {
+        if !self.tokens.expand(usize::from(NAME_END)).is_empty() {
             return Err(fail(SectionId::Tokens, Problem::CodeZeroExpands));
         }
         // Names: each bucket parses whole, LCPs are exact, order is strict.
@@ -152,8 +152,11 @@ impl KallsymsV2<'_> {
                 }
                 cur.clear();
                 cur.extend_from_slice(&prev[..lcp]);
-                for &c in &rest[..len] {
-                    cur.extend_from_slice(self.tokens.expand(c));
+                if !self.tokens.codes_are_whole(&rest[..len]) {
+                    return Err(fail(SectionId::Names, Problem::CodeNotWhole));
+                }
+                for run in self.tokens.runs(&rest[..len]) {
+                    cur.extend_from_slice(run);
                 }
                 at += len + 1;
                 let exact = prev.iter().zip(&cur).take_while(|(a, b)| a == b).count();

@@ -101,10 +101,8 @@ impl<'a> CodedStr<'a> {
 
     /// The string's bytes, one token expansion at a time.
     pub fn runs(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
-        let t = self.tokens;
-        self.codes
-            .iter()
-            .map(move |&c| t.map_or(&[][..], |t| t.expand(c)))
+        let codes = self.codes;
+        self.tokens.into_iter().flat_map(move |t| t.runs(codes))
     }
 
     /// Appends the string's bytes to `out`.
@@ -665,8 +663,11 @@ impl<'a> LineTable<'a> {
             }
         }
         for i in 0..self.nstrings {
-            if self.string(i as u32).is_none() {
+            let Some(s) = self.string(i as u32) else {
                 return Err(bad(0, Problem::StringOffsetsNotAscending));
+            };
+            if !self.tokens.codes_are_whole(s.codes) {
+                return Err(bad(0, Problem::CodeNotWhole));
             }
         }
         Ok(())
