@@ -211,23 +211,23 @@ fn decode_v2_names(b: &[u8]) -> (Vec<Row>, Vec<Vec<u8>>) {
     assert_eq!(u32_at(b, 12), 0, "flags");
     let num_syms = u32_at(b, 16) as usize;
     let m = u32_at(b, 20) as usize;
-    let nsect = u32_at(b, 24) as usize;
-    assert_eq!(header_len, 32 + 16 * nsect);
+    // §9.1: bit `id - 1` of `sections` for each section listed.
+    let present = u32_at(b, 24);
+    assert_eq!(present >> 16, 0, "ids 1 to 16");
+    let ids: Vec<u32> = (1..=16).filter(|id| present >> (id - 1) & 1 == 1).collect();
+    assert_eq!(header_len, 32 + 8 * ids.len());
     assert_eq!(
         u32_at(b, 28),
         crc32c(&[&b[..28], &b[32..header_len]].concat())
     );
-    let mut sec: std::collections::HashMap<u32, &[u8]> = Default::default();
+    // §9.2: `{crc, len}` per listed id, in id order; each section at the
+    // previous one's end rounded up to 8; an absent section is empty.
+    let mut sec: std::collections::HashMap<u32, &[u8]> = (1..=16).map(|id| (id, &b[..0])).collect();
     let mut end = header_len;
-    for s in 0..nsect {
-        let d = 32 + 16 * s;
-        let (id, crc, off, len) = (
-            u32_at(b, d),
-            u32_at(b, d + 4),
-            u32_at(b, d + 8) as usize,
-            u32_at(b, d + 12) as usize,
-        );
-        assert_eq!(off, pad8(end), "sections follow each other, 8-aligned");
+    for (s, &id) in ids.iter().enumerate() {
+        let d = 32 + 8 * s;
+        let (crc, len) = (u32_at(b, d), u32_at(b, d + 4) as usize);
+        let off = pad8(end);
         assert!(b[end..off].iter().all(|&x| x == 0));
         assert_eq!(crc32c(&b[off..off + len]), crc, "section {id}");
         sec.insert(id, &b[off..off + len]);
@@ -304,7 +304,7 @@ fn decode_v2_names(b: &[u8]) -> (Vec<Row>, Vec<Vec<u8>>) {
     };
     // §10.5 modules.
     let module = |j: usize| -> Option<Vec<u8>> {
-        let md = sec.get(&12)?;
+        let md = sec.get(&12).filter(|s| !s.is_empty())?;
         let (nmods, nruns) = (u32_at(md, 0) as usize, u32_at(md, 4) as usize);
         let offs = 8 + 8 * nruns;
         let names = &md[offs + 4 * (nmods + 1)..];
@@ -401,6 +401,29 @@ fn decode_v2_names(b: &[u8]) -> (Vec<Row>, Vec<Vec<u8>>) {
     for p in rows.windows(2) {
         assert!((&by_rank[rank_of(p[0])], p[0]) < (&by_rank[rank_of(p[1])], p[1]));
     }
+    // §10.6: the bounds present, in order, then release and build-id.
+    let meta = sec[&1];
+    let bounds = u32_at(meta, 0);
+    assert!(bounds <= 0xF);
+    let (rel, bid) = (
+        u16::from_le_bytes([meta[4], meta[5]]) as usize,
+        u16::from_le_bytes([meta[6], meta[7]]) as usize,
+    );
+    let nb = bounds.count_ones() as usize;
+    assert_eq!(meta.len(), 8 + 8 * nb + rel + bid);
+    let mut at = 8;
+    for (k, want) in ["_stext", "_etext", "_sinittext", "_einittext"]
+        .iter()
+        .enumerate()
+    {
+        let first = out.iter().find(|r| r.2 == want.as_bytes()).map(|r| r.0);
+        if bounds >> k & 1 == 1 {
+            assert_eq!(Some(u64_at(meta, at)), first, "{want}");
+            at += 8;
+        } else {
+            assert_eq!(first, None, "{want}");
+        }
+    }
     (out, by_rank)
 }
 
@@ -453,18 +476,21 @@ fn v2_decoder_from_the_document_reads_every_corpus_blob() {
 
 // ---- v2 `lines` (FORMAT.md §15), from the document alone ----
 
-/// The bytes of section `id` of a v2 blob (§9.2).
+/// The bytes of section `id` of a v2 blob (§9.2), which must be listed.
 fn v2_section(b: &[u8], id: u32) -> &[u8] {
-    let nsect = u32_at(b, 24) as usize;
-    (0..nsect)
-        .map(|s| 32 + 16 * s)
-        .find(|&d| u32_at(b, d) == id)
-        .map(|d| {
-            let (off, len) = (u32_at(b, d + 8) as usize, u32_at(b, d + 12) as usize);
-            assert_eq!(crc32c(&b[off..off + len]), u32_at(b, d + 4));
-            &b[off..off + len]
-        })
-        .expect("section present")
+    let present = u32_at(b, 24);
+    assert_eq!(present >> (id - 1) & 1, 1, "section {id} listed");
+    let mut end = 32 + 8 * present.count_ones() as usize;
+    for (s, k) in (1..=16).filter(|k| present >> (k - 1) & 1 == 1).enumerate() {
+        let (crc, len) = (u32_at(b, 32 + 8 * s), u32_at(b, 36 + 8 * s) as usize);
+        let off = pad8(end);
+        end = off + len;
+        if k == id {
+            assert_eq!(crc32c(&b[off..end]), crc);
+            return &b[off..end];
+        }
+    }
+    unreachable!()
 }
 
 fn uleb(b: &[u8], at: &mut usize) -> u64 {

@@ -103,15 +103,15 @@ fn ceiling(format: &str) -> (u64, u64) {
 /// opt-level "s" in one codegen unit for the ksym-blob package, as
 /// docs/kernel.md advises), the reader is not yet within the targets
 /// (issue 32): these ceilings are today's largest figures (x86_64's v1
-/// 7,386, riscv32's v2 names 7,174, x86_64's lines 13,770 bytes of code)
+/// 7,386, riscv32's v2 names 7,110, x86_64's lines 13,770 bytes of code)
 /// plus 5 %, so that it does not grow unnoticed while it is brought down.
-/// v2 names grew by 398 bytes (6,776 to 7,174) with version 4's two-byte
-/// token codes (FORMAT.md §11.3), which take 75 KB off a 6.18 kernel's
-/// table; the release ceilings above still hold.
+/// v2 names grew by 334 bytes (6,776 to 7,110) and x86_64's lines to
+/// 14,250 with version 4's two-byte token codes (FORMAT.md §11.3), which
+/// take 75 KB off a 6.18 kernel's table; the release ceilings above hold.
 fn ceiling_default_release(format: &str) -> (u64, u64) {
     match format {
         "v1" => (7_760, 1_024),
-        "v2-nolines" => (7_540, 1_024),
+        "v2-nolines" => (7_466, 1_024),
         "v2" => (14_345, 1_024),
         _ => unreachable!(),
     }

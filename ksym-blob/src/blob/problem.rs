@@ -20,10 +20,6 @@ pub enum Problem {
     HeaderLengthVsCount,
     /// unknown section id.
     UnknownSectionId,
-    /// section ids not ascending.
-    SectionIdsNotAscending,
-    /// section not where the previous one ends, padded to 8.
-    SectionMisplaced,
     /// shorter than its mark bitvector.
     ShorterThanMarks,
     /// length does not match its marks.
@@ -74,6 +70,8 @@ pub enum Problem {
     ExpansionHoldsZero,
     /// code 0 has an expansion.
     CodeZeroExpands,
+    /// shorter than its index says.
+    ShorterThanIndex,
     /// a two-byte code is cut short, or a code is past the token table.
     CodeNotWhole,
     /// bucket offsets not contiguous.
@@ -155,8 +153,6 @@ impl Problem {
             UnknownFlags => "unknown flags set",
             HeaderLengthVsCount => "header length and section count disagree",
             UnknownSectionId => "unknown section id",
-            SectionIdsNotAscending => "section ids not ascending",
-            SectionMisplaced => "section not where the previous one ends, padded to 8",
             ShorterThanMarks => "shorter than its mark bitvector",
             LengthNotMarks => "length does not match its marks",
             LengthNotMultipleOf8 => "length is not a multiple of 8",
@@ -181,6 +177,7 @@ impl Problem {
             NameOffsetsNotAscending => "name offsets not ascending",
             ExpansionHoldsZero => "an expansion holds byte 0",
             CodeZeroExpands => "code 0 has an expansion",
+            ShorterThanIndex => "shorter than its index says",
             CodeNotWhole => "a two-byte code is cut short, or a code is past the token table",
             BucketOffsets => "bucket offsets not contiguous",
             BadLcpVarint => "bad LCP varint",

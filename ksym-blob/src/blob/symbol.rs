@@ -82,8 +82,6 @@ pub enum BlobErrorKind {
     UnsupportedVersion { version: u16 },
     /// v2: a section's bytes do not match its CRC32C (FORMAT.md §9.2).
     SectionChecksum { section: &'static str },
-    /// v2: a required section is absent from the directory.
-    MissingSection { section: &'static str },
     /// The blob is in a format whose reader this build leaves out (cargo
     /// feature `v1` or `v2` off).
     FormatNotBuilt(&'static str),
@@ -180,7 +178,6 @@ impl fmt::Display for BlobError {
                 f,
                 "section `{section}`: CRC32C mismatch (the blob is damaged)"
             ),
-            MissingSection { section } => write!(f, "section `{section}` is missing"),
             BadSection { section, what } => write!(f, "section `{section}`: {what}"),
             FormatNotBuilt(format) => write!(
                 f,

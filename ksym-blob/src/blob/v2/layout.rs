@@ -16,8 +16,10 @@ pub const VERSION: u16 = 4;
 /// Bytes of the fixed header, before the section directory (FORMAT.md §9.1).
 pub const HEADER_LEN: usize = 32;
 
-/// Bytes of one section directory entry: id, CRC32C, offset, length (u32 each).
-pub const DIR_ENTRY_LEN: usize = 16;
+/// Bytes of one section directory entry: CRC32C and length (u32 each); the
+/// header's `sections` bits give the ids, the layout rule the offsets
+/// (FORMAT.md §9.2).
+pub const DIR_ENTRY_LEN: usize = 8;
 
 /// Stored rows per address block (FORMAT.md §10.2).
 pub const ADDR_BLOCK: usize = 64;
@@ -202,8 +204,9 @@ pub mod bound {
 
 pub use crate::kernel::BOUND_NAMES;
 
-/// Bytes of `meta` before the release and build-id bytes.
-pub const META_FIXED: usize = 40;
+/// Bytes of `meta` before its text bounds, release and build-id (FORMAT.md
+/// §10.6): `bounds: u32, release_len: u16, build_id_len: u16`.
+pub const META_FIXED: usize = 8;
 
 /// Rows per block of the `lines` section's row stream (FORMAT.md §15.2):
 /// a lookup decodes at most this many rows.
@@ -306,12 +309,28 @@ pub const MAX_CODES: usize = 256 + 254 * 255;
 /// table of `count` codes (FORMAT.md §11.3): 256 minus the prefix bytes,
 /// `ceil((count - 256) / 254)` of them when `count > 256`.
 pub const fn one_byte_codes(count: usize) -> usize {
-    if count <= 256 {
-        256
-    } else {
-        // A count past MAX_CODES (a damaged table) leaves no one-byte code.
-        256usize.saturating_sub((count - 256).div_ceil(254))
+    // A loop, not a division: fewer bytes in a kernel's reader. A count
+    // past MAX_CODES (a damaged table) leaves no one-byte code.
+    let (mut one, mut codes) = (256, 256);
+    while codes < count && one > 0 {
+        codes += 254;
+        one -= 1;
     }
+    one
+}
+
+/// The number of bits set in `x`, one at a time: a few instructions where
+/// `count_ones` expands to a bit-twiddling sequence (kernel targets without
+/// a population-count instruction). For the header's `sections` and
+/// `meta`'s `bounds`, a handful of bits.
+#[cfg_attr(feature = "std", inline)]
+pub fn bits_set(mut x: u32) -> usize {
+    let mut n = 0;
+    while x != 0 {
+        x &= x - 1;
+        n += 1;
+    }
+    n
 }
 
 /// How [`CRC32C`] is computed: the largest table a feature asks for.

@@ -36,6 +36,7 @@ impl<'a> Tokens<'a> {
     /// A view of a token table whose offsets are not checked: `None` when
     /// its count is 0. A code whose offsets do not ascend inside the
     /// expansions, or lie past the table, expands to nothing.
+    #[inline]
     pub fn new(tok: &'a [u8]) -> Option<Self> {
         let count = u32::from(u16_at(tok, 0));
         (count > 0).then(|| Tokens {

@@ -92,41 +92,24 @@ impl Pairs {
 ///
 /// A table past 256 codes pays on large inputs (long tokens over many
 /// names), but a two-byte code for a pair of one-byte ones saves nothing
-/// per use: on a few thousand names it can cost more than it saves. So
-/// when the table outgrows one byte, the learning runs again with merges
-/// bounded to one-byte codes, and the smaller result is kept.
+/// per use: on a few thousand names it can cost more than it saves. So the
+/// strings are also kept as they stood when one more merge would have
+/// passed one-byte codes, and the smaller of the two encodings is returned.
 pub fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> PairCodes {
-    let strings: Vec<&[u8]> = strings.collect();
-    let wide = learn_up_to(&strings, usize::MAX);
-    if wide.expansions.len() <= 256 {
-        return wide;
-    }
-    let mut seen = [false; 256];
-    for s in &strings {
-        for &b in s.iter() {
-            seen[usize::from(b)] = true;
-        }
-    }
-    let literals = seen.iter().filter(|&&u| u).count();
-    let narrow = learn_up_to(&strings, 255usize.saturating_sub(literals));
-    let size =
-        |c: &PairCodes| c.encoded.len() + c.expansions.iter().map(|e| e.len() + 2).sum::<usize>();
-    if size(&narrow) <= size(&wide) {
-        narrow
-    } else {
-        wide
-    }
-}
-
-/// [`learn`] with at most `max_merges` new symbols.
-fn learn_up_to(strings: &[&[u8]], max_merges: usize) -> PairCodes {
     let mut words: Vec<Vec<u32>> = strings
-        .iter()
         .map(|s| {
             debug_assert!(!s.contains(&NAME_END));
             s.iter().map(|&b| u32::from(b)).collect()
         })
         .collect();
+    let mut seen = [false; 256];
+    for &s in words.iter().flatten() {
+        seen[s as usize] = true;
+    }
+    // Merges that leave every code one byte: code 0 and the literals
+    // take the rest of the 256.
+    let narrow_merges = 255 - seen.iter().filter(|&&u| u).count();
+    let mut narrow: Option<Vec<Vec<u32>>> = None;
     let mut exp: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
     let mut pairs = Pairs::of(&words);
     let mut heap: BinaryHeap<(u32, Reverse<u64>)> = pairs
@@ -157,11 +140,11 @@ fn learn_up_to(strings: &[&[u8]], max_merges: usize) -> PairCodes {
         if len > MAX_EXPANSION || c as usize <= len + 2 {
             continue;
         }
-        if exp.len() + 1 >= MAX_CODES
-            || exp.len() - 256 >= max_merges
-            || table_bytes + len > MAX_TABLE_BYTES
-        {
+        if exp.len() + 1 >= MAX_CODES || table_bytes + len > MAX_TABLE_BYTES {
             break;
+        }
+        if exp.len() - 256 == narrow_merges {
+            narrow = Some(words.clone());
         }
         let code = exp.len() as u32;
         let e = [exp[a as usize].as_slice(), &exp[b as usize]].concat();
@@ -181,14 +164,29 @@ fn learn_up_to(strings: &[&[u8]], max_merges: usize) -> PairCodes {
         }
         pairs.rose.clear();
     }
-    number_by_frequency(&words, &exp)
+    let wide = number_by_frequency(&words, &exp);
+    let Some(narrow) = narrow else {
+        return wide;
+    };
+    let narrow = number_by_frequency(&narrow, &exp[..256 + narrow_merges]);
+    let size =
+        |c: &PairCodes| c.encoded.len() + c.expansions.iter().map(|e| e.len() + 2).sum::<usize>();
+    if size(&narrow) <= size(&wide) {
+        narrow
+    } else {
+        wide
+    }
 }
 
 /// Replaces every `a b` in `w` (string number `wi`) by `code`, left to
 /// right, keeping the pair counts equal to those of the new strings.
 fn replace(w: &mut Vec<u32>, wi: u32, a: u32, b: u32, code: u32, pairs: &mut Pairs) {
     let n = w.len();
-    let (mut r, mut o) = (0usize, 0usize);
+    // Nothing before the first occurrence moves or changes a count.
+    let Some(first) = w.windows(2).position(|p| p[0] == a && p[1] == b) else {
+        return;
+    };
+    let (mut r, mut o) = (first, first);
     while r < n {
         if r + 1 < n && w[r] == a && w[r + 1] == b {
             pairs.dec(key(a, b));

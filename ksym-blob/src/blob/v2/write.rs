@@ -201,7 +201,8 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
 
     let mut sections: Vec<(SectionId, Vec<u8>)> = Vec::new();
 
-    // meta: the text bounds as the input has them (first in address order).
+    // meta: the text bounds as the input has them (first in address order),
+    // only those present.
     let mut meta = vec![0u8; META_FIXED];
     let mut bounds = 0u32;
     let mut bound_addr = [None; 4];
@@ -209,12 +210,12 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
         if let Some(&i) = by_addr.iter().find(|&&i| list.name(i as usize) == *want) {
             bounds |= 1 << k;
             bound_addr[k] = Some(list.address(i as usize));
-            meta[8 * k..8 * k + 8].copy_from_slice(&list.address(i as usize).to_le_bytes());
+            meta.extend_from_slice(&list.address(i as usize).to_le_bytes());
         }
     }
-    meta[32..36].copy_from_slice(&bounds.to_le_bytes());
-    meta[36..38].copy_from_slice(&(opts.release.len() as u16).to_le_bytes());
-    meta[38..40].copy_from_slice(&(opts.build_id.len() as u16).to_le_bytes());
+    meta[0..4].copy_from_slice(&bounds.to_le_bytes());
+    meta[4..6].copy_from_slice(&(opts.release.len() as u16).to_le_bytes());
+    meta[6..8].copy_from_slice(&(opts.build_id.len() as u16).to_le_bytes());
     meta.extend_from_slice(&opts.release);
     meta.extend_from_slice(&opts.build_id);
     sections.push((SectionId::Meta, meta));
@@ -428,7 +429,9 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
         sections.push((SectionId::Segments, sec));
     }
 
-    // Header, directory, sections at 8-aligned offsets.
+    // Header, directory, sections at 8-aligned offsets; an empty section
+    // is left out (a reader reads it as empty).
+    sections.retain(|(_, bytes)| !bytes.is_empty());
     let nsect = sections.len();
     let header_len = HEADER_LEN + DIR_ENTRY_LEN * nsect;
     let mut blob = vec![0u8; header_len];
@@ -438,19 +441,15 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
     let num_syms = u32::try_from(list.len()).map_err(|_| fail(PackErrorKind::TooManySymbols))?;
     blob[16..20].copy_from_slice(&num_syms.to_le_bytes());
     blob[20..24].copy_from_slice(&(m as u32).to_le_bytes());
-    blob[24..28].copy_from_slice(&(nsect as u32).to_le_bytes());
-    for (s, (id, bytes)) in sections.iter().enumerate() {
+    let present = sections
+        .iter()
+        .fold(0u32, |p, (id, _)| p | 1 << (*id as u32 - 1));
+    blob[24..28].copy_from_slice(&present.to_le_bytes());
+    for (s, (_, bytes)) in sections.iter().enumerate() {
         blob.resize(blob.len().div_ceil(8) * 8, 0);
-        let off = u32::try_from(blob.len()).map_err(|_| {
-            fail(PackErrorKind::NamesTooLarge {
-                bytes: blob.len() as u64,
-            })
-        })?;
         let d = HEADER_LEN + DIR_ENTRY_LEN * s;
-        blob[d..d + 4].copy_from_slice(&(*id as u32).to_le_bytes());
-        blob[d + 4..d + 8].copy_from_slice(&CRC32C.checksum(bytes).to_le_bytes());
-        blob[d + 8..d + 12].copy_from_slice(&off.to_le_bytes());
-        blob[d + 12..d + 16].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
+        blob[d..d + 4].copy_from_slice(&CRC32C.checksum(bytes).to_le_bytes());
+        blob[d + 4..d + 8].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
         blob.extend_from_slice(bytes);
     }
     if blob.len() > u32::MAX as usize {
@@ -481,18 +480,20 @@ pub fn reseal(blob: &mut [u8]) {
     if blob.len() < HEADER_LEN {
         return;
     }
-    let nsect = (u32_at(blob, 24) as usize).min(SECTIONS.len());
+    let nsect = bits_set(u32_at(blob, 24)).min(SECTIONS.len());
     let header_len = (HEADER_LEN + DIR_ENTRY_LEN * nsect).min(blob.len());
+    let mut end = header_len;
     for s in 0..nsect {
         let d = HEADER_LEN + DIR_ENTRY_LEN * s;
         if d + DIR_ENTRY_LEN > blob.len() {
             break;
         }
-        let off = u32_at(blob, d + 8) as usize;
-        let len = u32_at(blob, d + 12) as usize;
-        if let Some(bytes) = blob.get(off..off.saturating_add(len)) {
+        let off = end.next_multiple_of(8);
+        let len = u32_at(blob, d + 4) as usize;
+        end = off.saturating_add(len);
+        if let Some(bytes) = blob.get(off..end) {
             let crc = CRC32C.checksum(bytes);
-            blob[d + 4..d + 8].copy_from_slice(&crc.to_le_bytes());
+            blob[d..d + 4].copy_from_slice(&crc.to_le_bytes());
         }
     }
     let mut d = CRC32C.digest();

@@ -121,12 +121,14 @@ impl<'a> Meta<'a> {
     /// The fields of a `meta` section, as its lengths place them (parts
     /// past its end are empty; `check_shapes` refuses that).
     fn new(b: &'a [u8]) -> Self {
-        let rel_len = u16_at(b, 36) as usize;
+        let bounds = u32_at(b, 0) & 0xF;
+        let rel_at = META_FIXED + 8 * bits_set(bounds);
+        let rel_len = u16_at(b, 4) as usize;
         Meta {
-            bounds: u32_at(b, 32) & 0xF,
-            bound_addr: [0, 8, 16, 24].map(|at| u64_at(b, at)),
-            release: open::part(b, META_FIXED, rel_len),
-            build_id: b.get(META_FIXED + rel_len..).unwrap_or_default(),
+            bounds,
+            bound_addr: [0, 1, 2, 3].map(|i| Self::bound_in(b, i).unwrap_or(0)),
+            release: open::part(b, rel_at, rel_len),
+            build_id: b.get(rel_at + rel_len..).unwrap_or_default(),
         }
     }
 
@@ -136,9 +138,13 @@ impl<'a> Meta<'a> {
         (self.bounds >> i & 1 == 1).then(|| self.bound_addr.get(i).copied())?
     }
 
-    /// [`bound`](Self::bound) read from a `meta` section's bytes.
+    /// [`bound`](Self::bound) read from a `meta` section's bytes: the
+    /// bounds present are stored in order, so bound `i` is the one after
+    /// as many as are present below it.
     fn bound_in(meta: &[u8], i: usize) -> Option<u64> {
-        (u32_at(meta, 32) >> i & 1 == 1).then(|| u64_at(meta, 8 * i))
+        let bounds = u32_at(meta, 0) & 0xF;
+        let below = bits_set(bounds & ((1u32 << i) - 1));
+        (bounds >> i & 1 == 1).then(|| u64_at(meta, META_FIXED + 8 * below))
     }
 }
 

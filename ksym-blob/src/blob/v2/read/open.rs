@@ -14,7 +14,8 @@ use crate::blob::problem::Problem;
 struct Header {
     num_syms: usize,
     stored: usize,
-    nsect: usize,
+    /// Bit `id - 1` for each section the directory lists.
+    present: u32,
     len: usize,
 }
 
@@ -38,10 +39,13 @@ fn parse_header(blob: &[u8]) -> Result<Header, BlobError> {
     let h = Header {
         num_syms: u32_at(blob, 16) as usize,
         stored: u32_at(blob, 20) as usize,
-        nsect: u32_at(blob, 24) as usize,
+        present: u32_at(blob, 24),
         len,
     };
-    if h.nsect > SECTIONS.len() || len != HEADER_LEN + DIR_ENTRY_LEN * h.nsect {
+    if h.present >> SECTIONS.len() != 0 {
+        return Err(err(24, BlobErrorKind::BadHeader(Problem::UnknownSectionId)));
+    }
+    if len != HEADER_LEN + DIR_ENTRY_LEN * bits_set(h.present) {
         return Err(err(
             10,
             BlobErrorKind::BadHeader(Problem::HeaderLengthVsCount),
@@ -67,11 +71,6 @@ fn parse_header(blob: &[u8]) -> Result<Header, BlobError> {
     Ok(h)
 }
 
-/// The sections every blob has, ids 1 (`meta`) to 11 (`tokens`), as bits
-/// `1 << (id - 1)`: all but `modules`, `lines` and `module_space`.
-#[cfg(feature = "shape-checks")]
-const REQUIRED: u16 = (1 << SectionId::Tokens as u32) - 1;
-
 /// The sections the directory places: each one's bytes by `id - 1` (empty
 /// when absent), the bits of those present, and where the last one ends.
 struct Directory<'a> {
@@ -80,15 +79,17 @@ struct Directory<'a> {
     end: usize,
 }
 
-/// Walks the directory (FORMAT.md §9.2): known ids, each section whole,
-/// with its CRC32C. With feature `shape-checks` also the layout rules: ids
-/// ascending, each section where the previous one ends (padded with zeros
-/// to 8), every required section present, and after the last nothing
-/// (`whole`) or zeros only (a reserved region, §2.3). Without it (a
-/// kernel's build) the header's CRC32C stands for them: the directory is
-/// the one `ksym-pack --check` passed, and a forged one still reads in
-/// bounds. Inlined into its one caller: at opt-level 3 without LTO, a
-/// separate function cost its arguments' and result's moves.
+/// Walks the directory (FORMAT.md §9.2): one entry per bit of the header's
+/// `sections`, in id order, each section whole where the layout rule puts
+/// it (the previous one's end rounded up to 8), with its CRC32C. With
+/// feature `shape-checks` also the padding zeros, and after the last
+/// nothing (`whole`) or zeros only (a reserved region, §2.3). An absent
+/// section reads as empty; `check_shapes` refuses one that may not be.
+/// Without the feature (a kernel's build) the header's CRC32C stands for
+/// the rules: the directory is the one `ksym-pack --check` passed, and a
+/// forged one still reads in bounds. Inlined into its one caller: at
+/// opt-level 3 without LTO, a separate function cost its arguments' and
+/// result's moves.
 #[inline(always)]
 fn parse_directory<'a>(
     blob: &'a [u8],
@@ -96,60 +97,41 @@ fn parse_directory<'a>(
     whole: bool,
 ) -> Result<Directory<'a>, BlobError> {
     let mut sec = [&[][..]; SECTIONS.len()];
-    let mut present = 0u16;
     let mut end = h.len;
     #[cfg(feature = "shape-checks")]
-    let (mut prev_id, mut last) = (0u32, "header and directory");
-    for s in 0..h.nsect {
-        let at = HEADER_LEN + DIR_ENTRY_LEN * s;
-        let raw_id = u32_at(blob, at);
-        let Some(&id) = SECTIONS.get((raw_id as usize).wrapping_sub(1)) else {
-            return Err(err(at, BlobErrorKind::BadHeader(Problem::UnknownSectionId)));
-        };
-        let off = u32_at(blob, at + 8) as usize;
-        let len = u32_at(blob, at + 12) as usize;
+    let mut last = "header and directory";
+    let mut at = HEADER_LEN;
+    for (k, slot) in sec.iter_mut().enumerate() {
+        if h.present >> k & 1 == 0 {
+            continue;
+        }
+        let name = SECTIONS.get(k).map_or("", |id| id.name());
+        let off = end.next_multiple_of(8);
+        let len = u32_at(blob, at + 4) as usize;
         #[cfg(feature = "shape-checks")]
         {
-            if raw_id <= prev_id {
-                return Err(err(
-                    at,
-                    BlobErrorKind::BadHeader(Problem::SectionIdsNotAscending),
-                ));
-            }
-            prev_id = raw_id;
-            if off != end.next_multiple_of(8) {
-                return Err(err(
-                    at + 8,
-                    BlobErrorKind::BadHeader(Problem::SectionMisplaced),
-                ));
-            }
             let pad = blob
                 .get(end..off)
-                .ok_or(err(end, BlobErrorKind::Truncated(id.name())))?;
+                .ok_or(err(end, BlobErrorKind::Truncated(name)))?;
             if let Some(p) = pad.iter().position(|&b| b != 0) {
                 return Err(err(end + p, BlobErrorKind::NonZeroPadding));
             }
         }
         let bytes = blob
             .get(off..off.saturating_add(len))
-            .ok_or(err(off, BlobErrorKind::Truncated(id.name())))?;
-        if CRC32C.checksum(bytes) != u32_at(blob, at + 4) {
-            return Err(err(
-                off,
-                BlobErrorKind::SectionChecksum { section: id.name() },
-            ));
+            .ok_or(err(off, BlobErrorKind::Truncated(name)))?;
+        if CRC32C.checksum(bytes) != u32_at(blob, at) {
+            return Err(err(off, BlobErrorKind::SectionChecksum { section: name }));
         }
-        let k = raw_id as usize - 1;
-        if let Some(slot) = sec.get_mut(k) {
-            *slot = bytes;
-        }
-        present |= 1 << k;
-        end = end.max(off + len);
+        *slot = bytes;
+        end = off + len;
+        at += DIR_ENTRY_LEN;
         #[cfg(feature = "shape-checks")]
         {
-            last = id.name();
+            last = name;
         }
     }
+    let present = h.present as u16;
     #[cfg(not(feature = "shape-checks"))]
     let _ = whole;
     #[cfg(feature = "shape-checks")]
@@ -161,17 +143,11 @@ fn parse_directory<'a>(
         if let Some(p) = after.iter().position(|&b| b != 0) {
             return Err(err(end + p, BlobErrorKind::NonZeroAfterBlob));
         }
-        if let Some(id) = SECTIONS
-            .iter()
-            .find(|&&id| REQUIRED & !present & bit(id) != 0)
-        {
-            return Err(err(0, BlobErrorKind::MissingSection { section: id.name() }));
-        }
     }
     Ok(Directory { sec, present, end })
 }
 
-/// The directory bit of section `id`.
+/// The directory bit of section `id` (the header's `sections`, FORMAT.md §9.1).
 pub(super) const fn bit(id: SectionId) -> u16 {
     1 << (id as u32 - 1)
 }
@@ -189,8 +165,9 @@ pub fn blob_len(region: &[u8]) -> Result<usize, BlobError> {
         return Err(err(region.len(), BlobErrorKind::Truncated("v2 header")));
     }
     let header_len = u16_at(region, 10) as usize;
-    let nsect = u32_at(region, 24) as usize;
-    if nsect > SECTIONS.len() || header_len != HEADER_LEN + DIR_ENTRY_LEN * nsect {
+    let present = u32_at(region, 24);
+    let nsect = bits_set(present);
+    if present >> SECTIONS.len() != 0 || header_len != HEADER_LEN + DIR_ENTRY_LEN * nsect {
         return Err(err(
             10,
             BlobErrorKind::BadHeader(Problem::HeaderLengthVsCount),
@@ -204,10 +181,8 @@ pub fn blob_len(region: &[u8]) -> Result<usize, BlobError> {
     }
     let mut end = header_len;
     for s in 0..nsect {
-        let at = HEADER_LEN + DIR_ENTRY_LEN * s;
-        let off = u32_at(region, at + 8) as usize;
-        let len = u32_at(region, at + 12) as usize;
-        end = end.max(off.saturating_add(len));
+        let len = u32_at(region, HEADER_LEN + DIR_ENTRY_LEN * s + 4) as usize;
+        end = end.next_multiple_of(8).saturating_add(len);
     }
     if end > region.len() {
         return Err(err(region.len(), BlobErrorKind::Truncated("v2 section")));
@@ -424,6 +399,15 @@ impl<'a> KallsymsV2<'a> {
         if self.sec(SectionId::NameIndex).len() != 4 * m.div_ceil(BUCKET) {
             return Err(fail(SectionId::NameIndex, Problem::LengthNotSymbolCount));
         }
+        // Each bucket holds at least one name of a code and its end byte:
+        // the last starts at least 2 bytes before the end of `names`.
+        let buckets = m.div_ceil(BUCKET);
+        if buckets > 0
+            && u32_at(self.sec(SectionId::NameIndex), 4 * (buckets - 1)) as usize + 2
+                > self.sec(SectionId::Names).len()
+        {
+            return Err(fail(SectionId::Names, Problem::ShorterThanIndex));
+        }
         if !self.sec(SectionId::TypeExceptions).len().is_multiple_of(8) {
             return Err(fail(
                 SectionId::TypeExceptions,
@@ -437,8 +421,9 @@ impl<'a> KallsymsV2<'a> {
         Tokens::check(self.sec(SectionId::Tokens))
             .map_err(|(o, what)| bad(self.at(SectionId::Tokens) + o, SectionId::Tokens, what))?;
         let meta = self.sec(SectionId::Meta);
-        let ids_len = u16_at(meta, 36) as usize + u16_at(meta, 38) as usize;
-        if meta.len() != META_FIXED + ids_len || u32_at(meta, 32) > 0xF {
+        let bounds = u32_at(meta, 0);
+        let ids_len = u16_at(meta, 4) as usize + u16_at(meta, 6) as usize;
+        if bounds > 0xF || meta.len() != META_FIXED + 8 * bits_set(bounds) + ids_len {
             return Err(fail(SectionId::Meta, Problem::MetaFieldRange));
         }
         if self.present & bit(SectionId::Modules) != 0 {

@@ -131,7 +131,7 @@ fn counts_that_disagree_with_the_sections_fail_the_shape_checks_alone() {
         ("bucket count", table + 4, u32::MAX.to_le_bytes().to_vec()),
         (
             "meta lengths",
-            at(SectionId::Meta) + 36,
+            at(SectionId::Meta) + 4,
             vec![0xFF, 0xFF, 0xFF, 0xFF],
         ),
         (
@@ -320,4 +320,62 @@ fn function_names_shared_with_the_symbols_read_back_alike() {
     let row = raw.find(0x1010).unwrap();
     assert_eq!(raw.frames(&row).next().unwrap().function, u32::MAX);
     assert!(raw.function(kept).is_none() && lines.function(kept).is_some());
+}
+
+/// `blob` with section `drop` left out of the directory (FORMAT.md §9.2),
+/// laid out and sealed again.
+fn without(blob: &[u8], drop: SectionId) -> Vec<u8> {
+    let v = KallsymsV2::from_blob(blob, None, None).unwrap();
+    let keep: Vec<(SectionId, &[u8])> = v
+        .sections()
+        .filter(|s| s.id != drop)
+        .map(|s| (s.id, &blob[s.offset..s.offset + s.len]))
+        .collect();
+    let present = keep
+        .iter()
+        .fold(0u32, |p, (id, _)| p | 1 << (*id as u32 - 1));
+    let mut out = blob[..HEADER_LEN].to_vec();
+    out[10..12].copy_from_slice(&((HEADER_LEN + DIR_ENTRY_LEN * keep.len()) as u16).to_le_bytes());
+    out[24..28].copy_from_slice(&present.to_le_bytes());
+    out.resize(HEADER_LEN + DIR_ENTRY_LEN * keep.len(), 0);
+    for (i, (_, bytes)) in keep.iter().enumerate() {
+        out.resize(out.len().next_multiple_of(8), 0);
+        let d = HEADER_LEN + DIR_ENTRY_LEN * i;
+        out[d + 4..d + 8].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
+        out.extend_from_slice(bytes);
+    }
+    crate::blob::v2::write::reseal(&mut out);
+    out
+}
+
+#[test]
+fn a_section_left_out_reads_as_empty_and_a_required_one_is_refused() {
+    let good = packed(200);
+    // Sealed again unchanged, the blob opens: the rebuild is faithful.
+    let same = AlignedBlob::copy_from(&without(&good, SectionId::Lines));
+    assert_eq!(same.as_bytes(), &good[..]);
+    // Ids 1 to 11 but `type_exceptions`, empty in this blob.
+    for id in SECTIONS[..11]
+        .iter()
+        .copied()
+        .filter(|&id| id != SectionId::TypeExceptions)
+    {
+        let b = AlignedBlob::copy_from(&without(&good, id));
+        assert!(
+            KallsymsV2::from_blob(b.as_bytes(), None, None).is_err(),
+            "{} left out",
+            id.name()
+        );
+        // Without the shape checks (a kernel's reader) it still reads in
+        // bounds.
+        if let Ok(v) = KallsymsV2::from_blob_intact(b.as_bytes(), None, None) {
+            use_view(&v);
+        }
+    }
+    // A `sections` bit past id 16 names no section.
+    let mut b = good.clone();
+    b[26] |= 0x01;
+    crate::blob::v2::write::reseal(&mut b);
+    let e = KallsymsV2::from_blob(&b, None, None).unwrap_err();
+    assert_eq!(e.offset, 24, "{e}");
 }
