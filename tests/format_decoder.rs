@@ -949,7 +949,7 @@ fn expand_codes(tok: &[u8], coded: &[u8]) -> Vec<u8> {
             let s = coded[i + 1] as usize;
             assert_ne!(s, 0, "§11.3: a second byte is never 0");
             i += 2;
-            one + (b - one) * 254 + s - 1
+            one + (b - one) * 255 + s - 1
         };
         assert!(c > 0 && c < count, "code {c} of {count}");
         out.extend_from_slice(&bytes[off(c)..off(c + 1)]);

@@ -302,7 +302,8 @@ pub const MODSPACE_ALIGN: u64 = 0x1000;
 pub const TOKENS_COUNT: usize = 2;
 
 /// Most codes a token table holds, code 0 included (FORMAT.md §11.3): one
-/// byte value for the end of a name and 255 prefix bytes of 254 codes each.
+/// byte value for the end of a name and 255 prefix bytes of 255 codes each
+/// (each prefix gives up its own one-byte code: 254 more codes a prefix).
 pub const MAX_CODES: usize = 256 + 254 * 255;
 
 /// The byte values below which a coded byte is a code by itself, for a

@@ -109,7 +109,7 @@ impl<'a> Tokens<'a> {
                 b => match coded.get(i + 1) {
                     Some(&s) if s != NAME_END => {
                         i += 1;
-                        self.one + (b - self.one) * 254 + u32::from(s) - 1
+                        self.one + (b - self.one) * 255 + u32::from(s) - 1
                     }
                     _ => return false,
                 },
@@ -148,7 +148,7 @@ impl<'a> Iterator for Runs<'a> {
                 return None;
             }
             self.coded = rest;
-            c = (c - one) * 254 + one + u32::from(s) - 1;
+            c = (c - one) * 255 + one + u32::from(s) - 1;
         }
         Some(self.tokens.expand(c as usize))
     }

@@ -1,0 +1,162 @@
+//! The first phase of the token learner (FORMAT.md §11.3), as the
+//! kernel's `scripts/kallsyms` learns its table: every byte value the
+//! strings use is a code for itself, and each unused value in turn becomes
+//! a code for the most frequent adjacent pair of codes, until none is left
+//! or no pair repeats enough to pay for its bytes. Over one flat byte
+//! string, with a SIMD search per merge: these first merges touch most of
+//! the input, and bytes are where they are cheapest.
+
+use super::MAX_EXPANSION;
+use crate::blob::v2::layout::NAME_END;
+
+#[inline]
+fn pair(a: u8, b: u8) -> usize {
+    (a as usize) << 8 | b as usize
+}
+
+/// Learns one-byte codes over `strings`: each string's codes followed by
+/// [`NAME_END`], and the expansion of each byte code (empty for a value no
+/// code uses). No string may hold byte 0. Deterministic: ties between
+/// pairs go to the lower `(first, second)` code.
+pub(super) fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> (Vec<Vec<u8>>, Vec<u8>) {
+    let mut seq: Vec<u8> = Vec::new();
+    let mut used = [false; 256];
+    for s in strings {
+        debug_assert!(!s.contains(&NAME_END));
+        for &b in s {
+            used[b as usize] = true;
+        }
+        seq.extend_from_slice(s);
+        seq.push(NAME_END);
+    }
+    let mut expansions: Vec<Vec<u8>> = (0..=255u8)
+        .map(|c| {
+            if used[c as usize] && c != NAME_END {
+                vec![c]
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let mut counts = PairCounts::new();
+    for w in seq.windows(2) {
+        if w[0] != NAME_END && w[1] != NAME_END {
+            counts.inc(pair(w[0], w[1]));
+        }
+    }
+    for code in 1..=255u8 {
+        if used[code as usize] {
+            continue;
+        }
+        // The most frequent pair whose expansion is not too long.
+        // Over the pairs ever seen, not all 65,536: the same answer (the
+        // lower pair wins a tie) in a fraction of the time.
+        let mut best: Option<usize> = None;
+        let mut best_count = 0u32;
+        for &p in &counts.seen {
+            let (p, c) = (p as usize, counts.count[p as usize]);
+            if c == 0 || c < best_count || (c == best_count && best.is_some_and(|b| b < p)) {
+                continue;
+            }
+            let len = expansions[p >> 8].len() + expansions[p & 0xFF].len();
+            if len <= MAX_EXPANSION {
+                best = Some(p);
+                best_count = c;
+            }
+        }
+        let Some(p) = best else { break };
+        let (a, b) = ((p >> 8) as u8, (p & 0xFF) as u8);
+        let exp = [expansions[a as usize].as_slice(), &expansions[b as usize]].concat();
+        // A use saves one byte; the table pays the expansion and a u16
+        // offset (FORMAT.md §11.3: a table holds only the codes it uses).
+        if (best_count as usize) <= exp.len() + 2 {
+            break;
+        }
+        expansions[code as usize] = exp;
+        replace(&mut seq, &mut counts, a, b, code);
+    }
+    (expansions, seq)
+}
+
+/// Occurrences of every byte pair, and the pairs that ever occurred.
+struct PairCounts {
+    count: Vec<u32>,
+    seen: Vec<u32>,
+}
+
+impl PairCounts {
+    fn new() -> Self {
+        PairCounts {
+            count: vec![0; 1 << 16],
+            seen: Vec::new(),
+        }
+    }
+    /// One more occurrence of pair `p`; a pair seen for the first time (or
+    /// again after dropping to 0) joins `seen`, at most once per rise from 0.
+    #[inline]
+    fn inc(&mut self, p: usize) {
+        if self.count[p] == 0 {
+            self.seen.push(p as u32);
+        }
+        self.count[p] += 1;
+    }
+}
+
+/// Replaces every `a b` in `seq` by `c`, left to right, keeping `counts`
+/// equal to the pair counts of the new sequence. The pair is searched with
+/// a SIMD substring finder and the bytes between occurrences move as blocks.
+fn replace(seq: &mut Vec<u8>, counts: &mut PairCounts, a: u8, b: u8, c: u8) {
+    let needle = [a, b];
+    let finder = bstr::Finder::new(&needle);
+    let n = seq.len();
+    let (mut r, mut w) = (0usize, 0usize);
+    while let Some(p) = finder.find(&seq[r..]) {
+        let pos = r + p;
+        seq.copy_within(r..pos, w);
+        w += pos - r;
+        let prev = (w > 0 && seq[w - 1] != NAME_END).then(|| seq[w - 1]);
+        let next = seq.get(pos + 2).copied().filter(|&x| x != NAME_END);
+        counts.count[pair(a, b)] -= 1;
+        if let Some(p) = prev {
+            counts.count[pair(p, a)] -= 1;
+            counts.inc(pair(p, c));
+        }
+        if let Some(x) = next {
+            counts.count[pair(b, x)] -= 1;
+            counts.inc(pair(c, x));
+        }
+        seq[w] = c;
+        w += 1;
+        r = pos + 2;
+    }
+    seq.copy_within(r..n, w);
+    seq.truncate(w + n - r);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_stay_exact_and_seen_pairs_are_listed() {
+        let mut seq = b"aaaaab\0aab\0".to_vec();
+        let mut counts = PairCounts::new();
+        for w in seq.windows(2) {
+            if w[0] != 0 && w[1] != 0 {
+                counts.inc(pair(w[0], w[1]));
+            }
+        }
+        replace(&mut seq, &mut counts, b'a', b'a', 200);
+        let mut fresh = vec![0u32; 1 << 16];
+        for w in seq.windows(2) {
+            if w[0] != 0 && w[1] != 0 {
+                fresh[pair(w[0], w[1])] += 1;
+            }
+        }
+        assert_eq!(seq, vec![200, 200, b'a', b'b', 0, 200, b'b', 0]);
+        assert!(counts.count == fresh);
+        for (p, &c) in fresh.iter().enumerate() {
+            assert!(c == 0 || counts.seen.contains(&(p as u32)), "pair {p:#x}");
+        }
+    }
+}
