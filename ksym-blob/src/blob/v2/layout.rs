@@ -320,6 +320,14 @@ pub const fn one_byte_codes(count: usize) -> usize {
     one
 }
 
+/// The code a prefix byte `b` (at or above `one`, [`one_byte_codes`]) and
+/// a nonzero second byte `s` name (FORMAT.md §11.3): each prefix names 255
+/// codes, after the one-byte ones.
+#[inline(always)]
+pub const fn two_byte_code(one: u32, b: u32, s: u32) -> u32 {
+    one + (b - one) * 255 + s - 1
+}
+
 /// The number of bits set in `x`, one at a time: a few instructions where
 /// `count_ones` expands to a bit-twiddling sequence (kernel targets without
 /// a population-count instruction). For the header's `sections` and

@@ -109,7 +109,7 @@ impl<'a> Tokens<'a> {
                 b => match coded.get(i + 1) {
                     Some(&s) if s != NAME_END => {
                         i += 1;
-                        self.one + (b - self.one) * 255 + u32::from(s) - 1
+                        two_byte_code(self.one, b, u32::from(s))
                     }
                     _ => return false,
                 },
@@ -148,7 +148,7 @@ impl<'a> Iterator for Runs<'a> {
                 return None;
             }
             self.coded = rest;
-            c = (c - one) * 255 + one + u32::from(s) - 1;
+            c = two_byte_code(one, c, u32::from(s));
         }
         Some(self.tokens.expand(c as usize))
     }
