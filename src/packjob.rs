@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::blob::list::SymbolList;
 use crate::blob::v1::tokens::TokenStrategy;
 use crate::blob::v1::write::Layout;
-use crate::blob::v2::write::{V2Options, pack_v2};
+use crate::blob::v2::write::{V2Names, V2Options, pack_v2};
 use crate::blob::{Format, Kallsyms};
 use crate::blobfile::AlignedBlob;
 use crate::cli::{
@@ -287,63 +287,98 @@ impl PackJob {
             lines = Some((found, columns));
         }
         let elf = elf.into_iter().next();
-        let mut list = match (&fetched, &elf) {
-            (Some(f), _) => crate::elf::symbols::text_symbols(f.path())
-                .map_err(|e| CliError::input("--debuginfod", e))?,
-            (None, Some(bin)) => {
-                let f = crate::elf::functions::function_symbols(bin, &dirs)
-                    .map_err(|e| CliError::input("--elf", e))?;
-                v2.segments = f.segments;
+        // The symbol list (and for v2 its names' token codes), vmlinux's
+        // DWARF and the modules are read at once: the DWARF does not need
+        // the list until it is checked against it (below), and the names
+        // are the costly part of packing.
+        let read_list = || -> Result<_, CliError> {
+            let (mut list, segments) = match (&fetched, &elf) {
+                (Some(f), _) => (
+                    crate::elf::symbols::text_symbols(f.path())
+                        .map_err(|e| CliError::input("--debuginfod", e))?,
+                    None,
+                ),
+                (None, Some(bin)) => {
+                    let f = crate::elf::functions::function_symbols(bin, &dirs)
+                        .map_err(|e| CliError::input("--elf", e))?;
+                    if verbose {
+                        eprintln!(
+                            "ksym-pack: --elf: {} functions from {} of {}",
+                            f.list.len(),
+                            f.table.describe(),
+                            f.file.display()
+                        );
+                    }
+                    (f.list, Some(f.segments))
+                }
+                (None, None) => (
+                    SymbolList::read_lines(open_input(&input)?)
+                        .map_err(|e| CliError::input(&input, e))?,
+                    None,
+                ),
+            };
+            // Nothing to pack is a mistake upstream (nm of a stripped file, an
+            // empty pipe), not an empty table; a module-only blob is fine.
+            if list.is_empty() && modules.is_none() {
+                return Err(match &elf {
+                    Some(bin) => CliError::input(
+                        bin.display(),
+                        "no function symbols in .symtab, its debug file's or .dynsym",
+                    ),
+                    None => CliError::input(
+                        &input,
+                        "no symbols: expected `ADDR TYPE NAME` lines (nm -n FILE | ksym-filter)",
+                    ),
+                });
+            }
+            // No linker script, no _etext: the end of the ELF's executable
+            // sections bounds the last symbol instead (FORMAT.md §5.2).
+            let bounds_elf = patch
+                .as_ref()
+                .map(|p| &p.0)
+                .or(lines.as_ref().map(|l| &l.0));
+            if let Some(elf) = bounds_elf
+                // --elf's symbols end at their sizes.
+                && !list.has_sizes()
+                && !list.is_empty()
+                && !(0..list.len()).any(|i| list.name(i) == b"_etext")
+                // An ELF that cannot be read is refused below, by the step that
+                // needs it, in its own words.
+                && let Ok(Some(end)) = crate::elf::symbols::text_end(elf)
+            {
+                list.push(end, b'T', b"_etext")
+                    .map_err(|e| CliError::input(elf.display(), e))?;
                 if verbose {
                     eprintln!(
-                        "ksym-pack: --elf: {} functions from {} of {}",
-                        f.list.len(),
-                        f.table.describe(),
-                        f.file.display()
+                        "ksym-pack: no _etext in the list: {end:#x}, the end of {}'s executable sections",
+                        elf.display()
                     );
                 }
-                f.list
             }
-            (None, None) => SymbolList::read_lines(open_input(&input)?)
-                .map_err(|e| CliError::input(&input, e))?,
+            let symbols = match format {
+                Format::V1 => Symbols::V1(list),
+                Format::V2 => Symbols::V2(Box::new(
+                    V2Names::learn(list).map_err(|e| CliError::input(&input, e))?,
+                )),
+            };
+            Ok((symbols, segments))
         };
-        // Nothing to pack is a mistake upstream (nm of a stripped file, an
-        // empty pipe), not an empty table; a module-only blob is fine.
-        if list.is_empty() && modules.is_none() {
-            return Err(match &elf {
-                Some(bin) => CliError::input(
-                    bin.display(),
-                    "no function symbols in .symtab, its debug file's or .dynsym",
-                ),
-                None => CliError::input(
-                    &input,
-                    "no symbols: expected `ADDR TYPE NAME` lines (nm -n FILE | ksym-filter)",
-                ),
-            });
-        }
-        // No linker script, no _etext: the end of the ELF's executable
-        // sections bounds the last symbol instead (FORMAT.md §5.2).
-        let bounds_elf = patch
-            .as_ref()
-            .map(|p| &p.0)
-            .or(lines.as_ref().map(|l| &l.0));
-        if let Some(elf) = bounds_elf
-            // --elf's symbols end at their sizes.
-            && !list.has_sizes()
-            && !list.is_empty()
-            && !(0..list.len()).any(|i| list.name(i) == b"_etext")
-            // An ELF that cannot be read is refused below, by the step that
-            // needs it, in its own words.
-            && let Ok(Some(end)) = crate::elf::symbols::text_end(elf)
-        {
-            list.push(end, b'T', b"_etext")
-                .map_err(|e| CliError::input(elf.display(), e))?;
-            if verbose {
-                eprintln!(
-                    "ksym-pack: no _etext in the list: {end:#x}, the end of {}'s executable sections",
-                    elf.display()
-                );
-            }
+        let v2_lines = lines.as_ref().filter(|_| format == Format::V2);
+        let (symbols, (vmlinux, mods)) = join(read_list, || {
+            join(
+                || v2_lines.map(|(elf, _)| crate::elf::dwarf::read_source_table(elf)),
+                || {
+                    modules.as_ref().map(|(dir, skip)| {
+                        // Modules carry their own DWARF: their lines are packed
+                        // with or without vmlinux's (`--lines`).
+                        crate::elf::kmod::read_modules(dir, true, *skip)
+                    })
+                },
+            )
+        });
+        let (symbols, segments) = symbols?;
+        if let Some(segments) = segments {
+            v2.segments = segments;
         }
         // The kernel's identity: --build-id, else the note of the ELF it
         // was given (--lines, or --patch-elf: the image the blob goes into).
@@ -357,36 +392,27 @@ impl PackJob {
         {
             v2.build_id = id;
         }
-        let write: Box<WriteBlob<'_>> = match format {
-            Format::V1 => {
+        // Declared here to outlive the writer that borrows it.
+        let v1_list;
+        let write: Box<WriteBlob<'_>> = match symbols {
+            Symbols::V1(list) => {
+                v1_list = list;
                 let layout =
-                    Layout::new(&list, strategy).map_err(|e| CliError::input(&input, e))?;
+                    Layout::new(&v1_list, strategy).map_err(|e| CliError::input(&input, e))?;
                 if verbose {
                     eprintln!("ksym-pack: {}", layout.describe());
                 }
-                Box::new(move |out| layout.write_to(out))
+                let blob = layout.to_vec().map_err(|e| CliError::input(&input, e))?;
+                Box::new(move |out| out.write_all(&blob))
             }
-            Format::V2 => {
-                // vmlinux's sweep is one thread; the modules use every core.
-                let (vmlinux, mods) = join(
-                    || {
-                        lines.as_ref().map(|(elf, _)| {
-                            let addrs = (0..list.len()).map(|i| list.address(i));
-                            crate::elf::dwarf::source_table_for(elf, addrs)
-                        })
-                    },
-                    || {
-                        modules.as_ref().map(|(dir, skip)| {
-                            // Modules carry their own DWARF: their lines are packed
-                            // with or without vmlinux's (`--lines`).
-                            crate::elf::kmod::read_modules(dir, true, *skip)
-                        })
-                    },
-                );
+            Symbols::V2(names) => {
                 let columns = lines.as_ref().is_some_and(|l| l.1);
-                if let Some(r) = vmlinux {
-                    let (mut table, desc, warning) =
-                        r.map_err(|e| CliError::input("--lines", e))?;
+                if let Some((r, (path, _))) = vmlinux.zip(lines.as_ref()) {
+                    let list = names.list();
+                    let addrs = (0..list.len()).map(|i| list.address(i));
+                    let (mut table, desc, warning) = r
+                        .and_then(|t| crate::elf::dwarf::checked_source_table(path, t, addrs))
+                        .map_err(|e| CliError::input("--lines", e))?;
                     if elf.is_some() && !discriminators {
                         table.drop_discriminators();
                     }
@@ -405,7 +431,7 @@ impl PackJob {
                     let set = r.map_err(|e| CliError::input("--modules", e))?;
                     v2.module_space = Some(module_space(set, columns, verbose)?);
                 }
-                let packed = pack_v2(&list, &v2).map_err(|e| CliError::input(&input, e))?;
+                let packed = names.pack(&v2).map_err(|e| CliError::input(&input, e))?;
                 if verbose {
                     eprintln!("ksym-pack: {}", packed.describe());
                 }
@@ -545,6 +571,13 @@ fn assembly(blob: &[u8], section: &str) -> Vec<u8> {
     }
     s.push_str("\t.globl ksym_blob_end\nksym_blob_end:\n");
     s.into_bytes()
+}
+
+/// The symbols `ksym-pack` packs: a list for v1; for v2, a list with its
+/// names' token codes already learnt.
+enum Symbols {
+    V1(SymbolList),
+    V2(Box<V2Names>),
 }
 
 /// Runs `a` and `b`, on two threads with the `parallel` feature.

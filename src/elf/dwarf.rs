@@ -155,14 +155,8 @@ fn read_source_table_in(
     } else {
         gimli::RunTimeEndian::Big
     };
-    let load = |id: gimli::SectionId| -> Result<Cow<'_, [u8]>, DwarfError> {
-        match obj.section_by_name(id.name()) {
-            Some(s) => super::section::section_data(&s)
-                .map_err(|e| fail(format!("{}: section {}: {e}", path.display(), id.name()))),
-            None => Ok(Cow::Borrowed(&[][..])),
-        }
-    };
-    let sections = gimli::DwarfSections::load(load)?;
+    let sections = super::section::dwarf_sections(&obj)
+        .map_err(|e| fail(format!("{}: {e}", path.display())))?;
     let mut dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, endian));
     // Every unit is parsed by the boundary walk, then by each piece's
     // addr2line context: its abbreviations parsed once, not each time
@@ -370,9 +364,13 @@ fn llvm_symtab<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> SymbolT
 impl SymbolTable {
     /// llvm-symbolizer's `getNameFromSymbolTable`: the last symbol at or
     /// below `addr`, unless it has a size that ends at or before `addr`.
-    fn name_at(&self, addr: u64) -> Option<&[u8]> {
-        let i = self.syms.partition_point(|s| s.0 <= addr).checked_sub(1)?;
-        let (a, size, name) = &self.syms[i];
+    /// For ascending addresses: `cursor` (0 at first) counts the symbols
+    /// at or below the last address asked for.
+    fn name_from(&self, cursor: &mut usize, addr: u64) -> Option<&[u8]> {
+        while *cursor < self.syms.len() && self.syms[*cursor].0 <= addr {
+            *cursor += 1;
+        }
+        let (a, size, name) = &self.syms[cursor.checked_sub(1)?];
         (*size == 0 || a + size > addr).then_some(&name[..])
     }
 }
@@ -609,21 +607,39 @@ fn sweep<R: gimli::Reader>(
     // Frames of one address, outermost first: (function, call site).
     let mut chain: Vec<(u32, u32, u32, u32)> = Vec::new();
 
+    // addr2line hands out each path from its unit's file table, the same
+    // bytes at the same place on every frame: known by that place, a path
+    // is not hashed again (on a Rust binary, millions of frames).
+    let mut file_at: Map<(usize, usize), u32> = Map::default();
     let mut file_id = |path: Option<&str>, strings: &mut Interner| -> u32 {
         let Some(p) = path else { return 0 };
-        if let Some(&id) = files.get(p) {
+        let at = (p.as_ptr() as usize, p.len());
+        if let Some(&id) = file_at.get(&at) {
             return id;
         }
-        let (dir, base) = match p.rfind('/') {
-            Some(i) => (&p[..i], &p[i + 1..]),
-            None => ("", p),
+        let id = match files.get(p) {
+            Some(&id) => id,
+            None => {
+                let (dir, base) = match p.rfind('/') {
+                    Some(i) => (&p[..i], &p[i + 1..]),
+                    None => ("", p),
+                };
+                let e = (strings.id(dir.as_bytes()), strings.id(base.as_bytes()));
+                let id = file_list.len() as u32;
+                file_list.push(e);
+                files.insert(p.to_owned(), id);
+                id
+            }
         };
-        let e = (strings.id(dir.as_bytes()), strings.id(base.as_bytes()));
-        let id = file_list.len() as u32;
-        file_list.push(e);
-        files.insert(p.to_owned(), id);
+        file_at.insert(at, id);
         id
     };
+    // The previous address's nodes, outermost first: neighbouring
+    // addresses share their outer frames, found here without a hash.
+    let mut prev_nodes: Vec<(InlineNode, u32)> = Vec::new();
+    // Cursors into the sorted discriminator steps and symbols: the
+    // boundaries come in ascending order.
+    let (mut disc_at, mut sym_at) = (0usize, 0usize);
 
     for &addr in bounds {
         let mut row = LineRow {
@@ -673,8 +689,8 @@ fn sweep<R: gimli::Reader>(
                         // at the same place for every frame of its function:
                         // demangled and interned once.
                         let at = match &raw {
-                            std::borrow::Cow::Borrowed(s) => Some((s.as_ptr() as usize, s.len())),
-                            std::borrow::Cow::Owned(_) => None,
+                            Cow::Borrowed(s) => Some((s.as_ptr() as usize, s.len())),
+                            Cow::Owned(_) => None,
                         };
                         match at.and_then(|k| name_at.get(&k)) {
                             Some(&id) => id,
@@ -700,9 +716,11 @@ fn sweep<R: gimli::Reader>(
                 row.file = file;
                 row.line = line;
                 row.column = col;
-                let i = discriminators.partition_point(|d| d.0 <= addr);
-                if file != 0 && i > 0 {
-                    row.discriminator = discriminators[i - 1].1;
+                while disc_at < discriminators.len() && discriminators[disc_at].0 <= addr {
+                    disc_at += 1;
+                }
+                if file != 0 && disc_at > 0 {
+                    row.discriminator = discriminators[disc_at - 1].1;
                 }
             }
             // The outermost frame is named from the symbol table when a
@@ -710,7 +728,7 @@ fn sweep<R: gimli::Reader>(
             // assembly entry points); otherwise by DWARF, or "" (padding
             // between functions). A location without any function is such
             // a frame too.
-            let sym = symtab.name_at(addr).map(|n| strings.id(n));
+            let sym = symtab.name_from(&mut sym_at, addr).map(|n| strings.id(n));
             if chain.is_empty() && innermost.is_some() {
                 chain.push((u32::MAX, 0, 0, 0));
             }
@@ -739,11 +757,20 @@ fn sweep<R: gimli::Reader>(
                     call_line: cl,
                     call_column: cc,
                 };
-                let next = node_list.len() as u32;
-                parent = *nodes.entry(key).or_insert_with(|| {
-                    node_list.push(key);
-                    next
-                });
+                let depth = chain.len() - 1 - i;
+                parent = match prev_nodes.get(depth) {
+                    Some(&(k, id)) if k == key => id,
+                    _ => {
+                        let next = node_list.len() as u32;
+                        let id = *nodes.entry(key).or_insert_with(|| {
+                            node_list.push(key);
+                            next
+                        });
+                        prev_nodes.truncate(depth);
+                        prev_nodes.push((key, id));
+                        id
+                    }
+                };
             }
             row.node = parent;
         }
@@ -806,7 +833,18 @@ pub fn source_table_for(
     elf: &Path,
     addresses: impl Iterator<Item = u64>,
 ) -> Result<(SourceTable, String, Option<String>), DwarfError> {
-    let (table, stats) = read_source_table(elf)?;
+    checked_source_table(elf, read_source_table(elf)?, addresses)
+}
+
+/// The second half of [`source_table_for`], for a caller that read `elf`'s
+/// table (by [`read_source_table`]) while it read its symbol list.
+///
+/// Errors: a list whose addresses are mostly not the ELF file's symbols.
+pub fn checked_source_table(
+    elf: &Path,
+    (table, stats): (SourceTable, DwarfStats),
+    addresses: impl Iterator<Item = u64>,
+) -> Result<(SourceTable, String, Option<String>), DwarfError> {
     if !symbols_match(&stats, addresses) {
         return Err(fail(format!(
             "most symbol addresses are not symbols of {}: the list and the ELF file are of different builds, or the list is slid (a KASLR /proc/kallsyms; use `nm -n {}`)",

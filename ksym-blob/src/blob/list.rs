@@ -70,6 +70,18 @@ pub enum PackErrorKind {
     /// v2 `module_space`: the module table does not fit its fields
     /// (FORMAT.md §16.1).
     ModuleTable(&'static str),
+    /// The packed blob does not read back as the list it was packed from:
+    /// symbol `index` (address order) comes back with another address,
+    /// type, name or module, or the blob does not open. A bug of the
+    /// writer or the reader, caught before the blob is written anywhere
+    /// ([`crate::blob::readback`]).
+    ReadBack {
+        /// Symbol index in address order, or the symbol count when the
+        /// blob holds another number of symbols.
+        index: usize,
+        /// What came back wrong.
+        what: &'static str,
+    },
     /// Reading the input failed.
     Io(std::io::Error),
 }
@@ -122,6 +134,11 @@ impl fmt::Display for PackError {
             PackErrorKind::LinesTooLarge => write!(
                 f,
                 "source lines span 4 GiB of addresses or more, or a part exceeds 4 GiB (FORMAT.md §15.1)"
+            ),
+            PackErrorKind::ReadBack { index, what } => write!(
+                f,
+                "the packed blob does not read back as packed: symbol {index} (address order): {what}; \
+                 a bug of ksym's writer or reader, nothing was written (please report it)"
             ),
             PackErrorKind::LinesInvalid(what) => {
                 write!(f, "source lines table invalid: {what} (FORMAT.md §15)")

@@ -26,6 +26,8 @@ pub mod v2;
 pub mod list;
 #[cfg(feature = "std")]
 pub mod nameorder;
+#[cfg(feature = "std")]
+pub mod readback;
 
 pub use frame::FrameKind;
 pub use reserved::Reserved;

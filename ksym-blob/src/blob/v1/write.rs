@@ -36,16 +36,15 @@ pub fn check_names_len(bytes: u64) -> Result<(), PackError> {
     Ok(())
 }
 
-/// Packs `list` with the given token strategy into a blob in memory.
+/// Packs `list` with the given token strategy into a blob in memory, read
+/// back before it is returned ([`crate::blob::readback`]).
 ///
 /// Errors: [`PackErrorKind::NamesTooLarge`] when the records exceed 4 GiB
-/// (every other limit was checked by [`SymbolList::push`]).
+/// (every other limit was checked by [`SymbolList::push`]), and
+/// [`PackErrorKind::ReadBack`].
 pub fn pack(list: &SymbolList, strategy: TokenStrategy) -> Result<Packed, PackError> {
     let layout = Layout::new(list, strategy)?;
-    let mut blob = Vec::with_capacity(layout.blob_len());
-    layout
-        .write_to(&mut blob)
-        .expect("writing to a Vec cannot fail");
+    let blob = layout.to_vec()?;
     Ok(Packed {
         blob,
         names_len: layout.names_len,
@@ -167,6 +166,18 @@ impl<'a> Layout<'a> {
             token,
             rest,
         }
+    }
+
+    /// The blob in memory, read back against the list before it is
+    /// returned ([`crate::blob::readback`]): what `ksym-pack` writes.
+    ///
+    /// Errors: [`PackErrorKind::ReadBack`].
+    pub fn to_vec(&self) -> Result<Vec<u8>, PackError> {
+        let mut blob = Vec::with_capacity(self.blob_len());
+        self.write_to(&mut blob)
+            .expect("writing to a Vec cannot fail");
+        crate::blob::readback::read_back(self.list, &blob)?;
+        Ok(blob)
     }
 
     /// Writes the blob (FORMAT.md §2), front to back.

@@ -170,34 +170,163 @@ fn shortcuts(p: &[u32]) -> (Vec<bool>, Vec<u32>) {
     (marks, back)
 }
 
-/// Packs `list` into a v2 blob.
+/// Which symbols a v2 blob stores, in which orders (FORMAT.md §10.1,
+/// §11.1): what the sections are laid out from.
+struct Plan {
+    by_addr: Vec<u32>,
+    /// Stored rows (indices into the list) in address order.
+    rows: Vec<u32>,
+    /// Which stored rows carry a folded `__pfx_` symbol before them.
+    folded_of: Vec<bool>,
+    order: crate::blob::nameorder::NameOrder,
+}
+
+impl Plan {
+    /// Errors: a name holding byte 0x00 (it ends coded names).
+    fn new(list: &SymbolList) -> Result<Self, PackError> {
+        for i in 0..list.len() {
+            if let Some(at) = list.name(i).iter().position(|&b| b == 0) {
+                return Err(PackError {
+                    line: None,
+                    kind: PackErrorKind::NulInName { index: i, at },
+                });
+            }
+        }
+        let by_addr = list.address_order();
+        let fold = fold_flags(list, &by_addr);
+        let (mut rows, mut folded_of) = (Vec::new(), Vec::new());
+        for (i, (&r, &f)) in by_addr.iter().zip(&fold).enumerate() {
+            if !f {
+                rows.push(r);
+                folded_of.push(i > 0 && fold[i - 1]);
+            }
+        }
+        let order = name_order(&Stored { list, rows: &rows });
+        Ok(Plan {
+            by_addr,
+            rows,
+            folded_of,
+            order,
+        })
+    }
+
+    /// The token codes of the stored names, front coded in name order
+    /// (FORMAT.md §11.2, §11.3): the costly step of packing.
+    fn learn(&self, list: &SymbolList) -> pairs::PairCodes {
+        let stored = Stored {
+            list,
+            rows: &self.rows,
+        };
+        let suffix = |r: usize| {
+            let lcp = if r.is_multiple_of(BUCKET) {
+                0
+            } else {
+                self.order.lcp[r] as usize
+            };
+            &stored.name(self.order.by_name[r] as usize)[lcp..]
+        };
+        pairs::learn((0..self.rows.len()).map(suffix))
+    }
+
+    /// The `lines` section of `opts.lines` (FORMAT.md §15), if any.
+    fn lines(&self, list: &SymbolList, opts: &V2Options) -> Option<Result<Vec<u8>, PackError>> {
+        use super::source_lines::write::{encode_lines, encode_lines_naming};
+        let (table, columns) = opts.lines.as_ref()?;
+        let stored = Stored {
+            list,
+            rows: &self.rows,
+        };
+        Some(if opts.shared_names {
+            // A function name that is a symbol's is stored once, in `names`.
+            let m = self.rows.len();
+            let mut rank: std::collections::HashMap<&[u8], u32> =
+                std::collections::HashMap::with_capacity(m);
+            for (r, &j) in self.order.by_name.iter().enumerate() {
+                rank.entry(stored.name(j as usize)).or_insert(r as u32);
+            }
+            encode_lines_naming(table, *columns, m, |s| rank.get(s).copied())
+        } else {
+            encode_lines(table, *columns)
+        })
+    }
+}
+
+/// A symbol list with its names' token codes learnt: the costly part of
+/// packing it (FORMAT.md §11.3), done before the rest of the blob is known,
+/// so that `ksym-pack` learns it while it reads the DWARF.
+/// [`V2Names::pack`] gives the bytes [`pack_v2`] gives.
+pub struct V2Names {
+    list: SymbolList,
+    plan: Plan,
+    codes: pairs::PairCodes,
+}
+
+impl V2Names {
+    /// Learns the names of `list`.
+    ///
+    /// Errors: a name holding byte 0x00 (it ends coded names).
+    pub fn learn(list: SymbolList) -> Result<Self, PackError> {
+        let plan = Plan::new(&list)?;
+        let codes = plan.learn(&list);
+        Ok(V2Names { list, plan, codes })
+    }
+
+    /// The list the names were learnt from.
+    pub fn list(&self) -> &SymbolList {
+        &self.list
+    }
+
+    /// The v2 blob of the list, with `opts`.
+    ///
+    /// Errors: those of [`pack_v2`].
+    pub fn pack(&self, opts: &V2Options) -> Result<PackedV2, PackError> {
+        let lines = self.plan.lines(&self.list, opts).transpose()?;
+        assemble(&self.list, &self.plan, &self.codes, lines, opts)
+    }
+}
+
+/// Packs `list` into a v2 blob, read back against `list` before it is
+/// returned ([`crate::blob::readback`]).
 ///
 /// Errors: a name holding byte 0x00 (it ends coded names), more symbols than
-/// u32 counts, a release or build-id over 65,535 bytes, or sections past
-/// 4 GiB (u32 offsets).
+/// u32 counts, a release or build-id over 65,535 bytes, sections past
+/// 4 GiB (u32 offsets), or [`PackErrorKind::ReadBack`].
 pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackError> {
+    let plan = Plan::new(list)?;
+    // The lines section is encoded on a second thread while the names'
+    // codes are learnt: neither needs the other, and both learn a table.
+    let (codes, lines) = std::thread::scope(|scope| {
+        let lines = scope.spawn(|| plan.lines(list, opts));
+        let codes = plan.learn(list);
+        let lines = lines
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (codes, lines)
+    });
+    assemble(list, &plan, &codes, lines.transpose()?, opts)
+}
+
+/// The blob of `list` as `plan` stores it, its names coded by `codes` and
+/// its `lines` section already encoded.
+fn assemble(
+    list: &SymbolList,
+    plan: &Plan,
+    codes: &pairs::PairCodes,
+    lines: Option<Vec<u8>>,
+    opts: &V2Options,
+) -> Result<PackedV2, PackError> {
     let fail = |kind| PackError { line: None, kind };
-    for i in 0..list.len() {
-        if let Some(at) = list.name(i).iter().position(|&b| b == 0) {
-            return Err(fail(PackErrorKind::NulInName { index: i, at }));
-        }
-    }
     if opts.release.len() > u16::MAX as usize || opts.build_id.len() > u16::MAX as usize {
         return Err(fail(PackErrorKind::MetaTooLong));
     }
-    let by_addr = list.address_order();
-    let fold = fold_flags(list, &by_addr);
-    // Stored rows, and which of them carry the folded symbol before them.
-    let (mut rows, mut folded_of) = (Vec::new(), Vec::new());
-    for (i, (&r, &f)) in by_addr.iter().zip(&fold).enumerate() {
-        if !f {
-            rows.push(r);
-            folded_of.push(i > 0 && fold[i - 1]);
-        }
-    }
+    let Plan {
+        by_addr,
+        rows,
+        folded_of,
+        order,
+    } = plan;
     let m = rows.len();
-    let stored = Stored { list, rows: &rows };
-    let order = name_order(&stored);
+    let stored = Stored { list, rows };
 
     let mut sections: Vec<(SectionId, Vec<u8>)> = Vec::new();
 
@@ -275,7 +404,7 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
     sections.push((SectionId::TypeExceptions, exceptions));
 
     // pfx: which stored rows carry a folded `__pfx_` companion, with rank samples.
-    sections.push((SectionId::Pfx, bitvector(&folded_of)));
+    sections.push((SectionId::Pfx, bitvector(folded_of)));
 
     // addr_to_name, and its inverse as shortcuts along its cycles.
     let w = index_bits(m);
@@ -301,17 +430,6 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
     n2a.extend_from_slice(&pad(back.bytes(), back_vals.len() * w as usize));
     sections.push((SectionId::NameToAddr, n2a));
 
-    // Names: front coding in name order, then pair codes over what is left.
-    let name_r = |r: usize| stored.name(order.by_name[r] as usize);
-    let suffix = |r: usize| {
-        let lcp = if r.is_multiple_of(BUCKET) {
-            0
-        } else {
-            order.lcp[r] as usize
-        };
-        &name_r(r)[lcp..]
-    };
-    let codes = pairs::learn((0..m).map(suffix));
     let mut index = Vec::with_capacity(4 * m.div_ceil(BUCKET));
     let mut names = Vec::with_capacity(codes.encoded.len() + m);
     let mut enc = codes.encoded.split(|&b| b == NAME_END);
@@ -377,19 +495,7 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
         sections.push((SectionId::Modules, sec));
     }
 
-    if let Some((table, columns)) = &opts.lines {
-        use super::source_lines::write::{encode_lines, encode_lines_naming};
-        let lines = if opts.shared_names {
-            // A function name that is a symbol's is stored once, in `names`.
-            let mut rank: std::collections::HashMap<&[u8], u32> =
-                std::collections::HashMap::with_capacity(m);
-            for (r, &j) in order.by_name.iter().enumerate() {
-                rank.entry(stored.name(j as usize)).or_insert(r as u32);
-            }
-            encode_lines_naming(table, *columns, m, |s| rank.get(s).copied())?
-        } else {
-            encode_lines(table, *columns)?
-        };
+    if let Some(lines) = lines {
         sections.push((SectionId::Lines, lines));
     }
 
@@ -462,6 +568,7 @@ pub fn pack_v2(list: &SymbolList, opts: &V2Options) -> Result<PackedV2, PackErro
     d.update(&blob[32..header_len]);
     let crc = d.finalize();
     blob[28..32].copy_from_slice(&crc.to_le_bytes());
+    crate::blob::readback::read_back(list, &blob)?;
     Ok(PackedV2 {
         blob,
         sections: sections.iter().map(|(id, b)| (*id, b.len())).collect(),

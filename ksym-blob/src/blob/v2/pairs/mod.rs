@@ -41,9 +41,9 @@ pub struct PairCodes {
 /// returned.
 pub fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> PairCodes {
     let (mut exp, encoded) = narrow::learn(strings);
-    let mut words: Vec<Vec<u32>> = encoded
+    let mut words: Vec<wide::Word> = encoded
         .split(|&b| b == NAME_END)
-        .map(|s| s.iter().map(|&b| u32::from(b)).collect())
+        .map(wide::Word::of_bytes)
         .collect();
     // The split leaves an empty piece after the last end byte.
     words.pop();
@@ -65,10 +65,10 @@ pub fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> PairCodes {
 /// Numbers the symbols still in use by falling frequency (code 0 stays the
 /// end of a name) and encodes the strings with one- and two-byte codes
 /// (FORMAT.md §11.3).
-fn number_by_frequency(words: &[Vec<u32>], exp: &[Vec<u8>]) -> PairCodes {
+fn number_by_frequency(words: &[wide::Word], exp: &[Vec<u8>]) -> PairCodes {
     let mut freq = vec![0u64; exp.len()];
     for w in words {
-        for &s in w {
+        for s in w.symbols() {
             freq[s as usize] += 1;
         }
     }
@@ -85,9 +85,9 @@ fn number_by_frequency(words: &[Vec<u32>], exp: &[Vec<u8>]) -> PairCodes {
         code_of[s as usize] = i + 1;
         expansions.push(exp[s as usize].clone());
     }
-    let mut encoded = Vec::with_capacity(words.iter().map(|w| w.len() + 1).sum());
+    let mut encoded = Vec::with_capacity(words.iter().map(|w| w.symbols().len() + 1).sum());
     for w in words {
-        for &s in w {
+        for s in w.symbols() {
             push_code(&mut encoded, code_of[s as usize], one);
         }
         encoded.push(NAME_END);
