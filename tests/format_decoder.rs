@@ -360,7 +360,8 @@ fn decode_v2_names(b: &[u8]) -> (Vec<Row>, Vec<Vec<u8>>) {
     let n2a = sec[&8];
     let words = m.div_ceil(64);
     let marks_len = pad8(8 * words + 4 * words);
-    let marked = |x: usize| bit(n2a, x);
+    // An absent name_to_addr: no marks (§10.4).
+    let marked = |x: usize| !n2a.is_empty() && bit(n2a, x);
     let mark_rank = |x: usize| (0..x).filter(|&y| marked(y)).count();
     let back = |x: usize| packed(&n2a[marks_len..], mark_rank(x), w) as usize;
     for r in (0..m).step_by(97) {
@@ -384,7 +385,8 @@ fn decode_v2_names(b: &[u8]) -> (Vec<Row>, Vec<Vec<u8>>) {
     let mut out = Vec::with_capacity(num_syms);
     for j in 0..m {
         let name = by_rank[rank_of(j)].clone();
-        if bit(sec[&6], j) {
+        // An absent pfx: nothing folded (§10.1).
+        if !sec[&6].is_empty() && bit(sec[&6], j) {
             out.push((
                 addr(j) - 16,
                 ty(j),

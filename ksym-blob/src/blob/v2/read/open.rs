@@ -378,9 +378,15 @@ impl<'a> KallsymsV2<'a> {
         let perm = m
             .checked_mul(self.idx_bits as usize)
             .map(|b| 8 * words_for(b));
+        // `pfx` and `name_to_addr` are left out when no bit of theirs
+        // is set (FORMAT.md §10.1, §10.4).
+        let pfx = self.sec(SectionId::Pfx).len();
         for (id, want) in [
             (SectionId::Types, Some(8 * nwords)),
-            (SectionId::Pfx, Some(bitvector_len(m))),
+            (
+                SectionId::Pfx,
+                Some(if pfx == 0 { 0 } else { bitvector_len(m) }),
+            ),
             (SectionId::AddrToName, perm),
         ] {
             if want != Some(self.sec(id).len()) {
@@ -388,7 +394,7 @@ impl<'a> KallsymsV2<'a> {
             }
         }
         let n2a = self.sec(SectionId::NameToAddr);
-        if n2a.len() < bitvector_len(m) {
+        if !n2a.is_empty() && n2a.len() < bitvector_len(m) {
             return Err(fail(SectionId::NameToAddr, Problem::ShorterThanMarks));
         }
         let (marks, _, back) = self.name_to_addr();

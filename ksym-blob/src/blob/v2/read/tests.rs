@@ -354,11 +354,36 @@ fn a_section_left_out_reads_as_empty_and_a_required_one_is_refused() {
     // Sealed again unchanged, the blob opens: the rebuild is faithful.
     let same = AlignedBlob::copy_from(&without(&good, SectionId::Lines));
     assert_eq!(same.as_bytes(), &good[..]);
-    // Ids 1 to 11 but `type_exceptions`, empty in this blob.
+    let present: Vec<SectionId> = KallsymsV2::from_blob(&good, None, None)
+        .unwrap()
+        .sections()
+        .map(|s| s.id)
+        .collect();
+    // This blob folds nothing: `pfx` is left out (FORMAT.md §10.1).
+    assert!(!present.contains(&SectionId::Pfx));
+    // `name_to_addr` may be left out (no marks, §10.4): without the marks
+    // this blob has, the shapes hold and the deep check finds the inverse
+    // missing.
+    assert!(present.contains(&SectionId::NameToAddr));
+    let b = AlignedBlob::copy_from(&without(&good, SectionId::NameToAddr));
+    let v = KallsymsV2::from_blob(b.as_bytes(), None, None).unwrap();
+    assert!(v.verify().is_err());
+    use_view(&v);
+    // With a folded companion `pfx` is there, and leaving it out is
+    // refused (the symbol count no longer adds up).
+    let mut folds = SymbolList::new();
+    folds.push(0x1000, b'T', b"__pfx_a").unwrap();
+    folds.push(0x1010, b'T', b"a").unwrap();
+    folds.push(0x1040, b'T', b"b").unwrap();
+    let f = pack_v2(&folds, &V2Options::default()).unwrap().blob;
+    let b = AlignedBlob::copy_from(&without(&f, SectionId::Pfx));
+    assert!(KallsymsV2::from_blob(&f, None, None).is_ok());
+    assert!(KallsymsV2::from_blob(b.as_bytes(), None, None).is_err());
+    // Ids 1 to 11 that this blob has, but `name_to_addr`.
     for id in SECTIONS[..11]
         .iter()
         .copied()
-        .filter(|&id| id != SectionId::TypeExceptions)
+        .filter(|id| present.contains(id) && *id != SectionId::NameToAddr)
     {
         let b = AlignedBlob::copy_from(&without(&good, id));
         assert!(
