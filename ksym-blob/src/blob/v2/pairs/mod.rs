@@ -225,6 +225,33 @@ mod tests {
         assert_eq!(last, [255, 255]);
     }
 
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// Strings built from a small vocabulary of random pieces repeat
+        /// enough for both phases to merge, often past 256 codes: every
+        /// string decodes to itself, the table stays within its limits,
+        /// and learning twice gives the same bytes.
+        #[test]
+        fn learnt_codes_decode_to_their_strings(
+            pieces in prop::collection::vec(prop::collection::vec(1u8..=255, 1..12), 2..400),
+            picks in prop::collection::vec(prop::collection::vec(any::<prop::sample::Index>(), 1..10), 1..3000),
+        ) {
+            let words: Vec<Vec<u8>> = picks
+                .iter()
+                .map(|p| p.iter().flat_map(|i| pieces[i.index(pieces.len())].iter().copied()).collect())
+                .collect();
+            let codes = learn(words.iter().map(|w| &w[..]));
+            prop_assert!(codes.expansions.len() <= MAX_CODES);
+            prop_assert!(codes.expansions.iter().skip(1).all(|e| !e.is_empty() && e.len() <= MAX_EXPANSION));
+            prop_assert_eq!(codes.encoded.iter().filter(|&&b| b == NAME_END).count(), words.len());
+            prop_assert_eq!(&decode(&codes)[..words.len()], &words[..]);
+            let again = learn(words.iter().map(|w| &w[..]));
+            prop_assert_eq!(again.encoded, codes.encoded);
+        }
+    }
+
     #[test]
     fn no_strings_give_a_table_of_code_zero() {
         let codes = learn(std::iter::empty());
