@@ -16,6 +16,12 @@ use super::v2::layout::{BUCKET, PFX};
 /// Errors: [`PackErrorKind::ReadBack`] naming the first symbol that differs,
 /// or the count, or the blob not opening.
 pub fn read_back(list: &SymbolList, blob: &[u8]) -> Result<(), PackError> {
+    read_back_in(list, &list.address_order(), blob)
+}
+
+/// [`read_back`] for a writer that has `list`'s address order already
+/// (`order`, from [`SymbolList::address_order`]).
+pub(crate) fn read_back_in(list: &SymbolList, order: &[u32], blob: &[u8]) -> Result<(), PackError> {
     let fail = |index, what| PackError {
         line: None,
         kind: PackErrorKind::ReadBack { index, what },
@@ -31,7 +37,6 @@ pub fn read_back(list: &SymbolList, blob: &[u8]) -> Result<(), PackError> {
     };
     let k =
         Kallsyms::from_blob(bytes, None, None).map_err(|_| fail(0, "the blob does not open"))?;
-    let order = list.address_order();
     let v2 = match &k {
         Kallsyms::V2(v) => Some(v),
         _ => None,
@@ -40,7 +45,7 @@ pub fn read_back(list: &SymbolList, blob: &[u8]) -> Result<(), PackError> {
     // below bucket by bucket (a name alone decodes its bucket up to it).
     let mut row_of: Vec<u32> = Vec::with_capacity(v2.map_or(0, |v| v.stored()));
     let mut n = 0;
-    for (s, &i) in k.symbols().zip(&order) {
+    for (s, &i) in k.symbols().zip(order) {
         let i = i as usize;
         if s.address != list.address(i) {
             return Err(fail(n, "another address"));

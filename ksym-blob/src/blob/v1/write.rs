@@ -176,7 +176,7 @@ impl<'a> Layout<'a> {
         let mut blob = Vec::with_capacity(self.blob_len());
         self.write_to(&mut blob)
             .expect("writing to a Vec cannot fail");
-        crate::blob::readback::read_back(self.list, &blob)?;
+        crate::blob::readback::read_back_in(self.list, &self.by_addr, &blob)?;
         Ok(blob)
     }
 

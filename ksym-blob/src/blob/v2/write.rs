@@ -573,7 +573,7 @@ fn assemble(
     d.update(&blob[32..header_len]);
     let crc = d.finalize();
     blob[28..32].copy_from_slice(&crc.to_le_bytes());
-    crate::blob::readback::read_back(list, &blob)?;
+    crate::blob::readback::read_back_in(list, by_addr, &blob)?;
     Ok(PackedV2 {
         blob,
         sections: sections.iter().map(|(id, b)| (*id, b.len())).collect(),
