@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use object::Object;
 
+use super::file::ElfFile;
+
 /// Debian's and Fedora's debug root, searched after the caller's
 /// directories.
 pub const SYSTEM_DEBUG_DIR: &str = "/usr/lib/debug";
@@ -42,8 +44,8 @@ struct Identity {
 fn identity(path: &Path) -> Option<Identity> {
     // Read what the headers and notes need, not the whole file (a vmlinux
     // with DWARF is hundreds of MB).
-    let cache = object::ReadCache::new(std::fs::File::open(path).ok()?);
-    let obj = object::File::parse(&cache).ok()?;
+    let cache = ElfFile::open(path).ok()?;
+    let obj = cache.parse().ok()?;
     let id = obj.build_id().ok().flatten().map(<[u8]>::to_vec);
     let link = obj.gnu_debuglink().ok().flatten().and_then(|(name, crc)| {
         let name = std::str::from_utf8(name).ok()?;
@@ -131,11 +133,10 @@ fn crc32_of(path: &Path) -> Option<u32> {
 /// `SHT_NOBITS`, as a stripped file's `.debug_info` may be); false when it
 /// cannot be read.
 pub fn has_section(path: &Path, section: &str) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
+    let Ok(cache) = ElfFile::open(path) else {
         return false;
     };
-    let cache = object::ReadCache::new(file);
-    object::File::parse(&cache).is_ok_and(|o| {
+    cache.parse().is_ok_and(|o| {
         use object::ObjectSection;
         o.section_by_name(section)
             .is_some_and(|s| s.kind() != object::SectionKind::UninitializedData)

@@ -117,11 +117,12 @@ fn read_source_table_in(
     path: &Path,
     pieces: Option<usize>,
 ) -> Result<(SourceTable, DwarfStats), DwarfError> {
-    let file = std::fs::File::open(path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
     // Reads only the sections asked for (about a third of a vmlinux), and
     // never maps the file: a rewrite under us cannot raise SIGBUS.
-    let cache = object::ReadCache::new(file);
-    let obj = object::File::parse(&cache)
+    let cache =
+        super::file::ElfFile::open(path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    let obj = cache
+        .parse()
         .map_err(|e| fail(format!("{}: not an ELF file: {e}", path.display())))?;
     if obj.kind() == ObjectKind::Relocatable {
         return Err(fail(format!(
@@ -322,6 +323,10 @@ fn merge(tables: Vec<SourceTable>) -> SourceTable {
 pub(crate) struct SymbolTable {
     /// (address, size, name), ascending addresses.
     syms: Vec<(u64, u64, Vec<u8>)>,
+    /// The names are as the symbol table spells them, demangled when a
+    /// frame is named by one: most symbols (data, and functions of no
+    /// boundary) never are, and a C++ demangling costs microseconds.
+    mangled: bool,
 }
 
 impl SymbolTable {
@@ -337,7 +342,10 @@ impl SymbolTable {
                 _ => out.push(s),
             }
         }
-        SymbolTable { syms: out }
+        SymbolTable {
+            syms: out,
+            mangled: false,
+        }
     }
 }
 
@@ -353,25 +361,38 @@ fn llvm_symtab<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> SymbolT
             _ => false,
         })
         .filter(|s| matches!(s.section(), SymbolSection::Section(_)))
-        .filter_map(|s| {
-            let name = super::functions::demangled(s.name_bytes().ok()?);
-            Some((s.address(), s.size(), name))
-        })
+        .filter_map(|s| Some((s.address(), s.size(), s.name_bytes().ok()?.to_vec())))
         .collect();
-    SymbolTable::from_symbols(syms)
+    SymbolTable {
+        mangled: true,
+        ..SymbolTable::from_symbols(syms)
+    }
 }
 
 impl SymbolTable {
     /// llvm-symbolizer's `getNameFromSymbolTable`: the last symbol at or
     /// below `addr`, unless it has a size that ends at or before `addr`.
     /// For ascending addresses: `cursor` (0 at first) counts the symbols
-    /// at or below the last address asked for.
-    fn name_from(&self, cursor: &mut usize, addr: u64) -> Option<&[u8]> {
+    /// at or below the last address asked for. The symbol's index.
+    fn symbol_at(&self, cursor: &mut usize, addr: u64) -> Option<usize> {
         while *cursor < self.syms.len() && self.syms[*cursor].0 <= addr {
             *cursor += 1;
         }
-        let (a, size, name) = &self.syms[cursor.checked_sub(1)?];
-        (*size == 0 || a + size > addr).then_some(&name[..])
+        let i = cursor.checked_sub(1)?;
+        let (a, size, _) = &self.syms[i];
+        (*size == 0 || a + size > addr).then_some(i)
+    }
+
+    /// Symbol `i`'s name, demangled as frames are, interned in `strings`
+    /// (`scratch` holds the demangling).
+    fn name_id(&self, i: usize, strings: &mut Interner, scratch: &mut Vec<u8>) -> u32 {
+        let raw = &self.syms[i].2;
+        scratch.clear();
+        if self.mangled && super::functions::demangle_into(raw, scratch) {
+            strings.id(scratch)
+        } else {
+            strings.id(raw)
+        }
     }
 }
 
@@ -640,6 +661,9 @@ fn sweep<R: gimli::Reader>(
     // Cursors into the sorted discriminator steps and symbols: the
     // boundaries come in ascending order.
     let (mut disc_at, mut sym_at) = (0usize, 0usize);
+    // The last symbol named (index, string id): a function's boundaries
+    // come together, its name demangled and hashed once for them all.
+    let mut last_sym: Option<(usize, u32)> = None;
 
     for &addr in bounds {
         let mut row = LineRow {
@@ -728,7 +752,14 @@ fn sweep<R: gimli::Reader>(
             // assembly entry points); otherwise by DWARF, or "" (padding
             // between functions). A location without any function is such
             // a frame too.
-            let sym = symtab.name_from(&mut sym_at, addr).map(|n| strings.id(n));
+            let sym = symtab.symbol_at(&mut sym_at, addr).map(|i| match last_sym {
+                Some((j, id)) if j == i => id,
+                _ => {
+                    let id = symtab.name_id(i, &mut strings, &mut demangled);
+                    last_sym = Some((i, id));
+                    id
+                }
+            });
             if chain.is_empty() && innermost.is_some() {
                 chain.push((u32::MAX, 0, 0, 0));
             }

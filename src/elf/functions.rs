@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, SymbolSection};
 
 use super::debugfile::{self, DebugDirs};
+use super::file::ElfFile;
 use crate::blob::list::SymbolList;
 use crate::blob::v2::read::LoadSegment;
 
@@ -88,17 +89,17 @@ struct Candidate {
 /// it has no symbol table at all, or a name the list refuses.
 pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, String> {
     let (file, from_debug) = debugfile::with_section(path, ".symtab", dirs);
-    let handle = std::fs::File::open(&file).map_err(|e| format!("{}: {e}", file.display()))?;
     // Read what the tables need, not the whole file (a vmlinux's DWARF).
-    let cache = object::ReadCache::new(handle);
-    let obj = object::File::parse(&cache)
+    let cache = ElfFile::open(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let obj = cache
+        .parse()
         .map_err(|e| format!("{}: not an ELF file: {e}", file.display()))?;
     // The load segments and PLT stubs are the binary's own (a debug
     // file's PLT is SHT_NOBITS): read from it when the symbols were not.
     let (segments, plt) = if from_debug {
-        let binary = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let binary = object::ReadCache::new(binary);
-        let bin = object::File::parse(&binary)
+        let binary = ElfFile::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bin = binary
+            .parse()
             .map_err(|e| format!("{}: not an ELF file: {e}", path.display()))?;
         (segments_of(&bin), super::plt::plt_stubs(&bin))
     } else {

@@ -13,6 +13,7 @@
 //!   `.gnu_debuglink`);
 //! - [`dwarf`]: DWARF line programs and inline trees to a source table;
 //! - `split`: the `.dwo` files and `.dwp` package of split DWARF;
+//! - `file`: an ELF file read in pieces, its string tables whole;
 //! - `section`: a section's bytes, decompressed;
 //! - [`kmod`]: kernel modules: sections laid out, DWARF relocated, their
 //!   symbols and lines for the module space;
@@ -25,6 +26,7 @@
 pub mod cxx;
 pub mod debugfile;
 pub mod dwarf;
+pub(crate) mod file;
 pub mod functions;
 pub mod kmod;
 pub mod local;

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use object::{Object, ObjectSection, ObjectSymbol, SymbolSection};
 
+use super::file::ElfFile;
 use crate::blob::list::{PackError, SymbolList};
 use crate::kernel::BOUND_NAMES;
 
@@ -20,9 +21,9 @@ use crate::kernel::BOUND_NAMES;
 /// Errors: the file cannot be read or is not ELF (the message names it),
 /// or a symbol the list refuses.
 pub fn text_symbols(path: &Path) -> Result<SymbolList, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let cache = object::ReadCache::new(file);
-    let obj = object::File::parse(&cache)
+    let cache = ElfFile::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let obj = cache
+        .parse()
         .map_err(|e| format!("{}: not an ELF file: {e}", path.display()))?;
     let mut syms: Vec<(u64, u8, Vec<u8>)> = Vec::new();
     for s in obj.symbols() {
@@ -78,9 +79,9 @@ pub fn text_symbols(path: &Path) -> Result<SymbolList, String> {
 ///
 /// Errors: the file cannot be read or is not ELF (the caller names it).
 pub fn text_end(path: &Path) -> Result<Option<u64>, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let cache = object::ReadCache::new(file);
-    let obj = object::File::parse(&cache)
+    let cache = ElfFile::open(path).map_err(|e| e.to_string())?;
+    let obj = cache
+        .parse()
         .map_err(|e| format!("not an ELF image this tool reads: {e}"))?;
     let exec = u64::from(object::elf::SHF_ALLOC | object::elf::SHF_EXECINSTR);
     Ok(obj
