@@ -187,8 +187,17 @@ pub struct LoadSegment {
     pub flags: u32,
 }
 
-/// Bytes of one `segments` entry (FORMAT.md §10.8).
+/// Bytes of one `segments` entry of form 0, every field (FORMAT.md §10.8).
 pub const SEGMENT_LEN: usize = 40;
+
+/// Bytes of one `segments` entry of form 1 (FORMAT.md §10.8): `vaddr`,
+/// `offset` and one size, for segments whose `filesz` equals their `memsz`
+/// and whose flags are [`SEGMENT_SHORT_FLAGS`].
+pub const SEGMENT_SHORT_LEN: usize = 24;
+
+/// The `p_flags` of every segment a form-1 `segments` section holds:
+/// `PF_R | PF_X`, what linkers give code.
+pub const SEGMENT_SHORT_FLAGS: u32 = 5;
 
 /// Bits of the `meta` section's `bounds` field: which text bounds the input had.
 pub mod bound {
@@ -359,19 +368,21 @@ pub type CrcTable = Table<0>;
 /// (`crc-table`), or none.
 pub static CRC32C: Crc<u32, CrcTable> = Crc::<u32, CrcTable>::new(&CRC_32_ISCSI);
 
-/// Bits needed to write every value `< n` (at least 1).
+/// Bits needed to write every value `< n`: 0 for `n <= 1`, whose only
+/// value is 0 (a one-row blob's `addr_to_name` is then empty, FORMAT.md
+/// §10.4).
 pub const fn index_bits(n: usize) -> u32 {
     // A loop, not leading_zeros: a core without a count-leading-zeros
     // instruction (riscv64gc) links 100 bytes of it into a kernel.
     let max = n.saturating_sub(1);
-    let mut bits = 1;
+    let mut bits = 0;
     while bits < usize::BITS && max >> bits != 0 {
         bits += 1;
     }
     bits
 }
 
-/// Reads `width` bits (1..=64) at bit position `pos` of little-endian u64
+/// Reads `width` bits (0..=64; 0 reads 0) at bit position `pos` of little-endian u64
 /// words; bits past the end read as zero.
 #[cfg_attr(feature = "std", inline(always))]
 pub fn get_bits(words: &[u8], pos: u64, width: u32) -> u64 {
@@ -701,7 +712,8 @@ mod tests {
         assert_eq!(get_bits(&words, 128, 64), 0);
         assert_eq!(get_bits(&words, u64::MAX - 3, 64), 0);
         assert!(get_bit(&words, 0) && !get_bit(&words, 1) && !get_bit(&words, 9999));
-        assert_eq!(index_bits(0), 1);
+        assert_eq!(index_bits(0), 0);
+        assert_eq!(index_bits(1), 0);
         assert_eq!(index_bits(2), 1);
         assert_eq!(index_bits(3), 2);
         assert_eq!(index_bits(65536), 16);

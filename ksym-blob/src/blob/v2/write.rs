@@ -525,12 +525,25 @@ fn assemble(
         sections.push((SectionId::Sizes, sec));
     }
 
-    // Segments: count, 4 zero bytes, then each PT_LOAD's fields.
+    // Segments: count, form, then each PT_LOAD's fields; form 1 (24-byte
+    // entries) when every segment is code loaded as stored, as linkers
+    // lay it out, else form 0 (40 bytes, every field).
     if !opts.segments.is_empty() {
-        let mut sec = Vec::with_capacity(8 + super::layout::SEGMENT_LEN * opts.segments.len());
+        use super::layout::{SEGMENT_LEN, SEGMENT_SHORT_FLAGS};
+        let short = opts
+            .segments
+            .iter()
+            .all(|g| g.filesz == g.memsz && g.flags == SEGMENT_SHORT_FLAGS);
+        let mut sec = Vec::with_capacity(8 + SEGMENT_LEN * opts.segments.len());
         sec.extend_from_slice(&(opts.segments.len() as u32).to_le_bytes());
-        sec.extend_from_slice(&0u32.to_le_bytes());
+        sec.extend_from_slice(&u32::from(short).to_le_bytes());
         for g in &opts.segments {
+            if short {
+                for v in [g.vaddr, g.offset, g.filesz] {
+                    sec.extend_from_slice(&v.to_le_bytes());
+                }
+                continue;
+            }
             for v in [g.vaddr, g.offset, g.filesz, g.memsz] {
                 sec.extend_from_slice(&v.to_le_bytes());
             }

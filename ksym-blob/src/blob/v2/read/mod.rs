@@ -893,15 +893,33 @@ impl<'a> KallsymsV2<'a> {
     /// the blob holds (`crate` users: `ksym::normalize`).
     pub fn load_segments(&self) -> impl Iterator<Item = LoadSegment> + 'a {
         let s = self.sec(SectionId::Segments);
-        let n = (u32_at(s, 0) as usize).min(s.len().saturating_sub(8) / SEGMENT_LEN);
+        // Form 1 (u32 at 4): short entries (`filesz` = `memsz`, `PF_R | PF_X`).
+        let short = u32_at(s, 4) == 1;
+        let len = if short {
+            SEGMENT_SHORT_LEN
+        } else {
+            SEGMENT_LEN
+        };
+        let n = (u32_at(s, 0) as usize).min(s.len().saturating_sub(8) / len);
         (0..n).map(move |i| {
-            let at = 8 + SEGMENT_LEN * i;
-            LoadSegment {
-                vaddr: u64_at(s, at),
-                offset: u64_at(s, at + 8),
-                filesz: u64_at(s, at + 16),
-                memsz: u64_at(s, at + 24),
-                flags: u32_at(s, at + 32),
+            let at = 8 + len * i;
+            let (vaddr, offset, filesz) = (u64_at(s, at), u64_at(s, at + 8), u64_at(s, at + 16));
+            if short {
+                LoadSegment {
+                    vaddr,
+                    offset,
+                    filesz,
+                    memsz: filesz,
+                    flags: SEGMENT_SHORT_FLAGS,
+                }
+            } else {
+                LoadSegment {
+                    vaddr,
+                    offset,
+                    filesz,
+                    memsz: u64_at(s, at + 24),
+                    flags: u32_at(s, at + 32),
+                }
             }
         })
     }

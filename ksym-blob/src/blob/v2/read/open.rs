@@ -449,12 +449,17 @@ impl<'a> KallsymsV2<'a> {
             }
         }
         if self.present & bit(SectionId::Segments) != 0 {
-            // §10.8: count, 4 zero bytes, count entries of 40 bytes.
+            // §10.8: count, form, count entries of 40 bytes (form 0) or
+            // 24 (form 1).
             let s = self.sec(SectionId::Segments);
             let n = u32_at(s, 0) as usize;
+            let len = match u32_at(s, 4) {
+                0 => Some(SEGMENT_LEN),
+                1 => Some(SEGMENT_SHORT_LEN),
+                _ => None,
+            };
             if s.len() < 8
-                || u32_at(s, 4) != 0
-                || n.checked_mul(SEGMENT_LEN).map(|b| b + 8) != Some(s.len())
+                || len.and_then(|l| n.checked_mul(l)?.checked_add(8)) != Some(s.len())
             {
                 return Err(fail(SectionId::Segments, Problem::CountsNotLength));
             }

@@ -404,3 +404,63 @@ fn a_section_left_out_reads_as_empty_and_a_required_one_is_refused() {
     let e = KallsymsV2::from_blob(&b, None, None).unwrap_err();
     assert_eq!(e.offset, 24, "{e}");
 }
+
+/// Code segments loaded as stored take 24 bytes (form 1), any other set
+/// the full 40 (form 0); both read back as packed, and an unknown form is
+/// refused by the shape checks (FORMAT.md §10.8).
+#[test]
+fn segments_are_short_when_code_loads_as_stored() {
+    let mut list = SymbolList::new();
+    list.push(0x1000, b'T', b"main").unwrap();
+    list.set_last_size(0x40);
+    let seg = |vaddr, offset, filesz, memsz, flags| LoadSegment {
+        vaddr,
+        offset,
+        filesz,
+        memsz,
+        flags,
+    };
+    let code = vec![
+        seg(0x1000, 0x1000, 0x200, 0x200, 5),
+        seg(0x9000, 0x3000, 0x10, 0x10, 5),
+    ];
+    let mixed = vec![
+        code[0],
+        seg(0x9000, 0x3000, 0x10, 0x18, 5),
+        seg(0xa000, 0x4000, 8, 8, 7),
+    ];
+    for (segments, entry) in [(code, SEGMENT_SHORT_LEN), (mixed, SEGMENT_LEN)] {
+        let opts = V2Options {
+            segments: segments.clone(),
+            ..V2Options::default()
+        };
+        let blob = AlignedBlob::copy_from(&pack_v2(&list, &opts).unwrap().blob);
+        let v = KallsymsV2::from_blob(blob.as_bytes(), None, None).unwrap();
+        let s = v.sections().find(|s| s.id == SectionId::Segments).unwrap();
+        assert_eq!(s.len, 8 + entry * segments.len());
+        assert_eq!(v.load_segments().collect::<Vec<_>>(), segments);
+        // Form 2 is no form: refused with the shape checks, read in bounds
+        // without them.
+        let b = AlignedBlob::copy_from(&damaged(blob.as_bytes(), s.offset + 4, &[2]));
+        assert!(KallsymsV2::from_blob(b.as_bytes(), None, None).is_err());
+        let v = KallsymsV2::from_blob_intact(b.as_bytes(), None, None).unwrap();
+        assert!(v.load_segments().count() <= segments.len());
+    }
+}
+
+/// One stored row has rank 0 in name order: `addr_to_name` has 0-bit
+/// values and is left out (FORMAT.md §10.4), and both lookups still find it.
+#[test]
+fn a_single_row_needs_no_addr_to_name() {
+    let mut list = SymbolList::new();
+    list.push(0x1000, b'T', b"only").unwrap();
+    let blob = AlignedBlob::copy_from(&pack_v2(&list, &V2Options::default()).unwrap().blob);
+    let v = KallsymsV2::from_blob(blob.as_bytes(), None, None).unwrap();
+    assert!(v.sections().all(|s| s.id != SectionId::AddrToName));
+    assert_eq!(v.lookup_name(b"only").map(|s| s.address), Some(0x1000));
+    assert_eq!(v.lookup_name(b"other").map(|s| s.address), None);
+    let h = v.lookup_address(0x1004).unwrap();
+    assert_eq!((h.symbol.name.to_string(), h.offset), ("only".into(), 4));
+    assert!(v.verify().is_ok());
+    use_view(&v);
+}
