@@ -524,54 +524,86 @@ fn unit_bounds<R: gimli::Reader>(
 }
 
 /// The starts and ends of `unit`'s subprograms and inlined subroutines
-/// that `keep` keeps, pushed onto `b`.
+/// that `keep` keeps, pushed onto `b`: their ranges as gimli's
+/// `Dwarf::die_ranges` gives them (a `DW_AT_ranges` list, else `DW_AT_low_pc`
+/// to `DW_AT_high_pc`, an address or a size). Read as addr2line reads
+/// functions, from the raw entries: every other DIE's attributes are
+/// skipped by their forms, not parsed (a third of the time, on libstdc++).
+/// A DIE whose `DW_AT_low_pc` plus its `DW_AT_high_pc` size passes 2^64 is
+/// left out: gimli 0.32 adds the two unchecked (fixed upstream in
+/// gimli#895, 0.33, which drops such a range).
 fn function_bounds<R: gimli::Reader>(
     dwarf: &gimli::Dwarf<R>,
     unit: &gimli::Unit<R>,
     keep: &impl Fn(u64) -> bool,
     b: &mut Vec<u64>,
 ) -> gimli::Result<()> {
-    let mut entries = unit.entries();
-    while let Some((_, entry)) = entries.next_dfs()? {
+    let mut entries = unit.entries_raw(None)?;
+    while !entries.is_empty() {
+        let Some(abbrev) = entries.read_abbreviation()? else {
+            continue;
+        };
         if !matches!(
-            entry.tag(),
+            abbrev.tag(),
             gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine
         ) {
+            entries.skip_attributes(abbrev.attributes())?;
             continue;
         }
-        if high_pc_overflows(dwarf, unit, entry)? {
-            continue;
-        }
-        let mut ranges = dwarf.die_ranges(unit, entry)?;
-        while let Some(r) = ranges.next()? {
-            for a in [r.begin, r.end] {
-                if keep(a) {
-                    b.push(a);
+        let (mut low, mut high, mut size, mut list) = (None, None, None, None);
+        for spec in abbrev.attributes() {
+            let attr = entries.read_attribute(*spec)?;
+            match attr.name() {
+                gimli::DW_AT_low_pc => {
+                    low = Some(
+                        dwarf
+                            .attr_address(unit, attr.value())?
+                            .ok_or(gimli::Error::UnsupportedAttributeForm)?,
+                    );
                 }
+                gimli::DW_AT_high_pc => match attr.value() {
+                    gimli::AttributeValue::Udata(v) => size = Some(v),
+                    v => {
+                        high = Some(
+                            dwarf
+                                .attr_address(unit, v)?
+                                .ok_or(gimli::Error::UnsupportedAttributeForm)?,
+                        );
+                    }
+                },
+                // The first list wins, as in `die_ranges`.
+                gimli::DW_AT_ranges if list.is_none() => {
+                    list = dwarf.attr_ranges(unit, attr.value())?;
+                }
+                _ => {}
             }
+        }
+        let mut push = |a: u64| {
+            if keep(a) {
+                b.push(a);
+            }
+        };
+        if let Some(mut ranges) = list {
+            while let Some(r) = ranges.next()? {
+                push(r.begin);
+                push(r.end);
+            }
+            continue;
+        }
+        let Some(begin) = low else { continue };
+        let end = match size {
+            Some(size) => match begin.checked_add(size) {
+                Some(end) => Some(end),
+                None => continue,
+            },
+            None => high,
+        };
+        if let Some(end) = end {
+            push(begin);
+            push(end);
         }
     }
     Ok(())
-}
-
-/// Whether a DIE's `DW_AT_low_pc` plus its `DW_AT_high_pc` size passes
-/// 2^64. gimli 0.32 adds the two unchecked (a panic under overflow checks, a
-/// wrapped range otherwise; fixed upstream in gimli#895, 0.33): such a DIE is
-/// left out, as that fix drops its range.
-fn high_pc_overflows<R: gimli::Reader>(
-    dwarf: &gimli::Dwarf<R>,
-    unit: &gimli::Unit<R>,
-    entry: &gimli::DebuggingInformationEntry<'_, '_, R>,
-) -> gimli::Result<bool> {
-    let Some(gimli::AttributeValue::Udata(size)) = entry.attr_value(gimli::DW_AT_high_pc)? else {
-        return Ok(false);
-    };
-    let Some(low) = entry.attr_value(gimli::DW_AT_low_pc)? else {
-        return Ok(false);
-    };
-    Ok(dwarf
-        .attr_address(unit, low)?
-        .is_some_and(|begin| begin.checked_add(size).is_none()))
 }
 
 /// Where the outermost frame's name comes from (docs/FORMAT.md §15, §16.4).
