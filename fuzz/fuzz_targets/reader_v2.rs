@@ -39,9 +39,16 @@ fuzz_target!(|data: &[u8]| {
         }
         let _ = v.lookup_address(u64::MAX);
         let _ = v.lookup_name(b"x");
+        // Either `segments` form, whatever its count says.
+        let _ = v.load_segments().count();
     }
     let Ok(v) = KallsymsV2::from_blob(&blob, None, None) else { return };
     let sound = v.verify().is_ok();
+    // The shape checks proved `segments` holds exactly its count's entries.
+    if let Some(s) = v.sections().find(|s| s.id == ksym::blob::v2::layout::SectionId::Segments) {
+        let count = u32::from_le_bytes(blob[s.offset..s.offset + 4].try_into().unwrap());
+        assert_eq!(v.load_segments().count(), count as usize);
+    }
     let mut name = Vec::new();
     for s in v.symbols().take(4096) {
         name.clear();
