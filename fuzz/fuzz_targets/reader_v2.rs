@@ -42,10 +42,15 @@ fuzz_target!(|data: &[u8]| {
         // Either `segments` form, whatever its count says.
         let _ = v.load_segments().count();
     }
-    let Ok(v) = KallsymsV2::from_blob(&blob, None, None) else { return };
+    let Ok(v) = KallsymsV2::from_blob(&blob, None, None) else {
+        return;
+    };
     let sound = v.verify().is_ok();
     // The shape checks proved `segments` holds exactly its count's entries.
-    if let Some(s) = v.sections().find(|s| s.id == ksym::blob::v2::layout::SectionId::Segments) {
+    if let Some(s) = v
+        .sections()
+        .find(|s| s.id == ksym::blob::v2::layout::SectionId::Segments)
+    {
         let count = u32::from_le_bytes(blob[s.offset..s.offset + 4].try_into().unwrap());
         assert_eq!(v.load_segments().count(), count as usize);
     }
@@ -58,7 +63,11 @@ fuzz_target!(|data: &[u8]| {
             let f = found.expect("every stored name is found");
             assert!(f.index <= s.index && f.name.eq_bytes(&name));
         }
-        for probe in [s.address, s.address.wrapping_add(1), s.address.wrapping_sub(1)] {
+        for probe in [
+            s.address,
+            s.address.wrapping_add(1),
+            s.address.wrapping_sub(1),
+        ] {
             if let Some(hit) = v.lookup_address(probe) {
                 if sound {
                     assert_eq!(hit.symbol.address.wrapping_add(hit.offset), probe);

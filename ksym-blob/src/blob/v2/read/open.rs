@@ -458,9 +458,7 @@ impl<'a> KallsymsV2<'a> {
                 1 => Some(SEGMENT_SHORT_LEN),
                 _ => None,
             };
-            if s.len() < 8
-                || len.and_then(|l| n.checked_mul(l)?.checked_add(8)) != Some(s.len())
-            {
+            if s.len() < 8 || len.and_then(|l| n.checked_mul(l)?.checked_add(8)) != Some(s.len()) {
                 return Err(fail(SectionId::Segments, Problem::CountsNotLength));
             }
         }
