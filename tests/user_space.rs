@@ -632,3 +632,47 @@ fn plt_stubs_are_named_as_objdump_names_them() {
     }
     assert!(found >= 4);
 }
+
+/// Symbol names are read whole from the string table, however long: a
+/// 5,000-byte name (past the 4 KiB `object`'s read cache reads a string
+/// in) is packed and printed; one of 70,000 bytes, more than a name record
+/// holds (FORMAT.md §3.2), names nothing rather than failing the pack or
+/// lending its addresses to a neighbour.
+#[test]
+fn long_symbol_names_are_read_whole_or_name_nothing() {
+    let dir = scratch("long_symbol_names");
+    let (long, huge) = ("b".repeat(5_000), "a".repeat(70_000));
+    let src = dir.join("long.c");
+    std::fs::write(
+        &src,
+        format!(
+            "void huge(void) __asm__(\"{huge}\");\nvoid huge(void) {{ __asm__ volatile(\"nop; nop; nop; nop\"); }}\n\
+             void longer(void) __asm__(\"{long}\");\nvoid longer(void) {{ __asm__ volatile(\"nop; nop\"); }}\n\
+             int main(void) {{ huge(); longer(); return 0; }}\n"
+        ),
+    )
+    .unwrap();
+    let elf = dir.join("long");
+    tool(
+        "cc",
+        &[
+            "-O1",
+            "-g",
+            "-o",
+            elf.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ],
+    );
+    let addr = |name: &str| {
+        nm_functions(&elf)
+            .into_iter()
+            .find(|f| f.2 == name)
+            .unwrap_or_else(|| panic!("no {}…", &name[..8]))
+            .0
+    };
+    let blob = pack(&dir, &elf, &["--lines"]);
+    let got = names(&blob, &[addr(&long), addr(&huge) + 1, addr("main")]);
+    assert_eq!(got[0].as_deref(), Some(&long[..]));
+    assert_eq!(got[1], None, "the 70,000-byte name names nothing");
+    assert_eq!(got[2].as_deref(), Some("main"));
+}

@@ -180,6 +180,12 @@ fn functions_of<'d, R: object::ReadRef<'d>>(
     }
     let mut list = SymbolList::new();
     for s in &syms {
+        // A name past what a name record holds (FORMAT.md §3.2; a C++
+        // template's demangling can be) names nothing: its addresses, still
+        // a bound for the sizes above, stay unknown or go to an alias.
+        if s.name.len() > crate::blob::v1::layout::MAX_PAYLOAD_LEN {
+            continue;
+        }
         list.push(s.addr, s.kind, &s.name)
             .map_err(|e| format!("{}: {e}", file.display()))?;
         list.set_last_size(s.size);
