@@ -53,7 +53,14 @@ export DEBIAN_FRONTEND=noninteractive
 # cannot be resolved in one transaction.
 for p in "${need[@]}"; do
     apt-get install -y -qq "$p" >/dev/null 2>&1 ||
-        { apt-get update -qq && apt-get install -y -qq "$p" >/dev/null; }
+        { apt-get update -qq && apt-get install -y -qq "$p" >/dev/null; } || {
+        case $p in
+            *$V*) echo "qemu-oops: $p is in Debian's bookworm-security; add" \
+                "'deb http://deb.debian.org/debian-security bookworm-security main'" \
+                "to apt's sources" >&2 ;;
+        esac
+        exit 1
+    }
 done
 
 rm -rf "$OUT"
