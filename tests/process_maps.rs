@@ -431,8 +431,11 @@ fn bpftrace_stacks_of_an_exited_process_are_named() {
         }
     }
     eprintln!("named {named:?} frames of the program, libc and ld.so: {functions:?}");
-    // bpftrace counts each distinct stack once: main and spin are in most.
-    assert!(named[0] >= 8 && named[1] >= 20, "{named:?}\n{before}");
+    // bpftrace counts each distinct stack once, and libc has no frame
+    // pointers: most stacks end in libc, and how many distinct ones reach
+    // the program varies from run to run (6 in a CI run of 0.3 s, 18 to
+    // 24 in four runs of 0.6 s).
+    assert!(named[0] >= 4 && named[1] >= 20, "{named:?}\n{before}");
     for f in ["main", "spin"] {
         assert!(functions.contains(f), "{f} never named: {functions:?}");
     }

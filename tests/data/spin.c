@@ -1,4 +1,4 @@
-/* The workload of tests/process_maps.rs's bpftrace capture: about 0.3 s in
+/* The workload of tests/process_maps.rs's bpftrace capture: about 0.6 s in
  * its own functions and libc's snprintf, with frame pointers; then it
  * copies its own /proc/self/maps to argv[1] and exits, so that bpftrace
  * prints its stacks after it is gone (every user frame `ADDR 0xADDR
@@ -24,7 +24,7 @@ __attribute__((noinline)) unsigned long spin(unsigned long n)
 int main(int argc, char **argv)
 {
 	unsigned long t = 0;
-	for (int i = 0; i < 10; i++)
+	for (int i = 0; i < 20; i++)
 		t += spin(200000);
 	FILE *in = fopen("/proc/self/maps", "r");
 	FILE *out = argc > 1 ? fopen(argv[1], "w") : NULL;
