@@ -903,23 +903,17 @@ impl<'a> KallsymsV2<'a> {
         let n = (u32_at(s, 0) as usize).min(s.len().saturating_sub(8) / len);
         (0..n).map(move |i| {
             let at = 8 + len * i;
-            let (vaddr, offset, filesz) = (u64_at(s, at), u64_at(s, at + 8), u64_at(s, at + 16));
-            if short {
-                LoadSegment {
-                    vaddr,
-                    offset,
-                    filesz,
-                    memsz: filesz,
-                    flags: SEGMENT_SHORT_FLAGS,
-                }
-            } else {
-                LoadSegment {
-                    vaddr,
-                    offset,
-                    filesz,
-                    memsz: u64_at(s, at + 24),
-                    flags: u32_at(s, at + 32),
-                }
+            let filesz = u64_at(s, at + 16);
+            LoadSegment {
+                vaddr: u64_at(s, at),
+                offset: u64_at(s, at + 8),
+                filesz,
+                memsz: if short { filesz } else { u64_at(s, at + 24) },
+                flags: if short {
+                    SEGMENT_SHORT_FLAGS
+                } else {
+                    u32_at(s, at + 32)
+                },
             }
         })
     }
