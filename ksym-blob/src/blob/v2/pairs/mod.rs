@@ -41,18 +41,13 @@ pub struct PairCodes {
 /// returned.
 pub fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> PairCodes {
     let (mut exp, encoded) = narrow::learn(strings);
-    let mut words: Vec<wide::Word> = encoded
-        .split(|&b| b == NAME_END)
-        .map(wide::Word::of_bytes)
-        .collect();
-    // The split leaves an empty piece after the last end byte.
-    words.pop();
-    let narrow = number_by_frequency(&words, &exp);
-    wide::grow(&mut words, &mut exp);
+    let mut seq = wide::Seq::of_bytes(&encoded);
+    let narrow = number_by_frequency(seq.symbols(), &exp);
+    wide::grow(&mut seq, &mut exp);
     if exp.len() == 256 {
         return narrow;
     }
-    let wide = number_by_frequency(&words, &exp);
+    let wide = number_by_frequency(seq.symbols(), &exp);
     let size =
         |c: &PairCodes| c.encoded.len() + c.expansions.iter().map(|e| e.len() + 2).sum::<usize>();
     if size(&narrow) <= size(&wide) {
@@ -63,16 +58,16 @@ pub fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> PairCodes {
 }
 
 /// Numbers the symbols still in use by falling frequency (code 0 stays the
-/// end of a name) and encodes the strings with one- and two-byte codes
-/// (FORMAT.md §11.3).
-fn number_by_frequency(words: &[wide::Word], exp: &[Vec<u8>]) -> PairCodes {
+/// end of a name) and encodes `symbols` (each string's followed by 0) with
+/// one- and two-byte codes (FORMAT.md §11.3).
+fn number_by_frequency(symbols: impl Iterator<Item = u16> + Clone, exp: &[Vec<u8>]) -> PairCodes {
     let mut freq = vec![0u64; exp.len()];
-    for w in words {
-        for s in w.symbols() {
-            freq[s as usize] += 1;
-        }
+    let mut n = 0;
+    for s in symbols.clone() {
+        freq[s as usize] += 1;
+        n += 1;
     }
-    let mut used: Vec<u32> = (0..exp.len() as u32)
+    let mut used: Vec<u32> = (1..exp.len() as u32)
         .filter(|&s| freq[s as usize] > 0)
         .collect();
     used.sort_by_key(|&s| (Reverse(freq[s as usize]), s));
@@ -85,12 +80,12 @@ fn number_by_frequency(words: &[wide::Word], exp: &[Vec<u8>]) -> PairCodes {
         code_of[s as usize] = i + 1;
         expansions.push(exp[s as usize].clone());
     }
-    let mut encoded = Vec::with_capacity(words.iter().map(|w| w.symbols().len() + 1).sum());
-    for w in words {
-        for s in w.symbols() {
-            push_code(&mut encoded, code_of[s as usize], one);
+    let mut encoded = Vec::with_capacity(n);
+    for s in symbols {
+        match s {
+            0 => encoded.push(NAME_END),
+            s => push_code(&mut encoded, code_of[s as usize], one),
         }
-        encoded.push(NAME_END);
     }
     let pair_codes = expansions.iter().filter(|e| e.len() > 1).count();
     PairCodes {

@@ -1,39 +1,63 @@
 //! The second phase of the token learner (FORMAT.md §11.3): pair merging
-//! past one byte, over strings of u16 symbols. A heap keeps the most
-//! frequent pair on top, each pair lists the strings it occurs in, and a
-//! merge rewrites only those, so the cost follows the strings merged, not
-//! the input's length times the merges.
+//! past one byte, over one sequence of u16 symbols, every string followed
+//! by symbol 0. A heap keeps the most frequent pair on top, each pair lists
+//! the positions it was made at, and a merge visits only those: the cost
+//! follows the occurrences merged, not the strings' length times the
+//! merges.
 
 use super::{MAX_EXPANSION, MAX_TABLE_BYTES};
-use crate::blob::v2::layout::MAX_CODES;
+use crate::blob::v2::layout::{MAX_CODES, NAME_END};
 use foldhash::{HashMap, HashMapExt};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-// Every code of a table is a u16 symbol.
-const _: () = assert!(MAX_CODES <= 1 << 16);
+// Every code of a table is a u16 symbol, and u16::MAX is none of them.
+const _: () = assert!(MAX_CODES < u16::MAX as usize);
 
-/// A string of symbols, each a u16 as two little-endian bytes: a pair is
-/// then four bytes that a SIMD substring search finds (a merge's rewrites
-/// scan tens of megabytes on a Rust binary's lines).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Word(Vec<u8>);
+/// The symbol of a position merged into the one before it.
+const GONE: u16 = u16::MAX;
 
-impl Word {
-    /// The string whose symbols are `codes`, one byte each.
-    pub(super) fn of_bytes(codes: &[u8]) -> Self {
-        Word(codes.iter().flat_map(|&c| [c, 0]).collect())
+/// Symbol 0 ends a string, as [`NAME_END`] does in the first phase.
+const END: u16 = NAME_END as u16;
+
+/// A position of [`Seq`]: its symbol and the distances to its
+/// neighbours, 0 for none. A symbol spans at most [`MAX_EXPANSION`]
+/// positions (each of the first phase's codes is a byte or more), so a
+/// distance fits a byte and a cell four: the sequence stays in cache.
+#[derive(Clone, Copy)]
+struct Cell {
+    sym: u16,
+    back: u8,
+    fwd: u8,
+}
+
+const _: () = assert!(MAX_EXPANSION <= u8::MAX as usize);
+
+/// The strings as a doubly linked sequence of symbols: a merge writes the
+/// new symbol over the first of its two and unlinks the second, so no
+/// symbol moves and a listed position stays valid.
+pub(super) struct Seq(Vec<Cell>);
+
+impl Seq {
+    /// The sequence of `coded`: one-byte codes, each string ended by
+    /// [`NAME_END`] (the first phase's output).
+    pub(super) fn of_bytes(coded: &[u8]) -> Self {
+        let n = coded.len();
+        assert!(n < u32::MAX as usize, "the strings pass 4 GiB");
+        Seq(coded
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| Cell {
+                sym: u16::from(c),
+                back: u8::from(i > 0),
+                fwd: u8::from(i + 1 < n),
+            })
+            .collect())
     }
-    /// Its symbols, in order.
-    pub(super) fn symbols(&self) -> impl ExactSizeIterator<Item = u16> + '_ {
-        self.0
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-    }
-    /// The symbol at byte offset `at` (even).
-    #[inline]
-    fn at(&self, at: usize) -> u16 {
-        u16::from_le_bytes([self.0[at], self.0[at + 1]])
+
+    /// The symbols in order, each string's followed by 0.
+    pub(super) fn symbols(&self) -> impl Iterator<Item = u16> + Clone + '_ {
+        self.0.iter().map(|c| c.sym).filter(|&s| s != GONE)
     }
 }
 
@@ -42,80 +66,87 @@ fn key(a: u16, b: u16) -> u32 {
     u32::from(a) << 16 | u32::from(b)
 }
 
-/// A pair's count and the strings it may occur in (listed again on each
-/// new occurrence; a merge rewrites each string once).
-#[derive(Default)]
-struct Pair {
-    count: u32,
-    words: Vec<u32>,
-}
-
-/// Every pair seen, and the pairs whose count rose since the heap last
-/// heard of them.
+/// Every pair seen: its count and the positions of its first symbol
+/// where it was made (some since merged away or changed: checked when
+/// read), by a dense id; and the pairs whose count rose since the heap
+/// last heard of them. The map holds ids alone, so that the counts a merge
+/// updates at random stay in cache.
 struct Pairs {
-    map: HashMap<u32, Pair>,
+    id: HashMap<u32, u32>,
+    count: Vec<u32>,
+    at: Vec<Vec<u32>>,
     rose: Vec<u32>,
 }
 
 impl Pairs {
-    /// The pairs of `words`, none of them new to the heap.
-    fn of(words: &[Word]) -> Self {
+    /// The pairs of `seq`, none of them new to the heap.
+    fn of(seq: &Seq) -> Self {
         let mut pairs = Pairs {
-            map: HashMap::new(),
+            id: HashMap::new(),
+            count: Vec::new(),
+            at: Vec::new(),
             rose: Vec::new(),
         };
-        for (i, w) in words.iter().enumerate() {
-            let mut s = w.symbols();
-            if let Some(mut a) = s.next() {
-                for b in s {
-                    pairs.inc(key(a, b), i as u32);
-                    a = b;
-                }
+        for (i, w) in seq.0.windows(2).enumerate() {
+            if w[0].sym != END && w[1].sym != END {
+                pairs.inc(key(w[0].sym, w[1].sym), i as u32);
             }
         }
         pairs.rose.clear();
         pairs
     }
     #[inline]
-    fn inc(&mut self, p: u32, word: u32) {
-        let e = self.map.entry(p).or_default();
-        e.count += 1;
-        if e.words.last() != Some(&word) {
-            e.words.push(word);
+    fn inc(&mut self, p: u32, at: u32) {
+        let next = self.count.len() as u32;
+        let id = *self.id.entry(p).or_insert(next) as usize;
+        if id == self.count.len() {
+            self.count.push(0);
+            self.at.push(Vec::new());
         }
+        self.count[id] += 1;
+        self.at[id].push(at);
         self.rose.push(p);
     }
     #[inline]
     fn dec(&mut self, p: u32) {
-        if let Some(e) = self.map.get_mut(&p) {
-            e.count = e.count.saturating_sub(1);
+        if let Some(&id) = self.id.get(&p) {
+            let c = &mut self.count[id as usize];
+            *c = c.saturating_sub(1);
         }
     }
     fn count(&self, p: u32) -> u32 {
-        self.map.get(&p).map_or(0, |e| e.count)
+        self.id.get(&p).map_or(0, |&id| self.count[id as usize])
+    }
+    /// Pair `p`'s listed positions, taken.
+    fn take_at(&mut self, p: u32) -> Vec<u32> {
+        match self.id.get(&p) {
+            Some(&id) => std::mem::take(&mut self.at[id as usize]),
+            None => Vec::new(),
+        }
+    }
+    /// Every pair seen, with its count.
+    fn all(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.id.iter().map(|(&p, &id)| (p, self.count[id as usize]))
     }
 }
 
-/// Merges the most frequent pair of `words` into a new symbol (appended to
+/// Merges the most frequent pair of `seq` into a new symbol (appended to
 /// `exp`, the expansion of each symbol), again and again, while a pair
 /// occurs at least 5 times and more than its expansion's length plus 2
 /// (its table cost), its expansion stays within [`MAX_EXPANSION`] bytes,
 /// and the table within [`MAX_CODES`] codes and [`MAX_TABLE_BYTES`] bytes.
-/// Ties go to the lower `(first, second)` symbol.
-pub(super) fn grow(words: &mut [Word], exp: &mut Vec<Vec<u8>>) {
+/// Each merge replaces the pair's occurrences left to right, as a scan of
+/// each string would. Ties go to the lower `(first, second)` symbol.
+pub(super) fn grow(seq: &mut Seq, exp: &mut Vec<Vec<u8>>) {
     let mut table_bytes: usize = exp.iter().map(Vec::len).sum();
-    let mut pairs = Pairs::of(words);
+    let mut pairs = Pairs::of(seq);
     // A pair not made of a new symbol never rises: one under 5 now never
     // will be merged.
     let mut heap: BinaryHeap<(u32, Reverse<u32>)> = pairs
-        .map
-        .iter()
-        .filter(|(_, e)| e.count >= 5)
-        .map(|(&p, e)| (e.count, Reverse(p)))
+        .all()
+        .filter(|&(_, c)| c >= 5)
+        .map(|(p, c)| (c, Reverse(p)))
         .collect();
-    // The merge that last rewrote each string, so a string listed twice
-    // under a pair is rewritten once.
-    let mut stamp = vec![u16::MAX; words.len()];
     while let Some((c, Reverse(p))) = heap.pop() {
         let now = pairs.count(p);
         if now != c {
@@ -142,21 +173,12 @@ pub(super) fn grow(words: &mut [Word], exp: &mut Vec<Vec<u8>>) {
         let e = [exp[a as usize].as_slice(), &exp[b as usize]].concat();
         exp.push(e);
         table_bytes += len;
-        let needle = [a.to_le_bytes(), b.to_le_bytes()].concat();
-        let finder = bstr::Finder::new(&needle);
-        let listed = pairs.map.get_mut(&p).map(|e| std::mem::take(&mut e.words));
-        for wi in listed.unwrap_or_default() {
-            if stamp[wi as usize] != code {
-                stamp[wi as usize] = code;
-                replace(
-                    &mut words[wi as usize],
-                    wi,
-                    (a, b),
-                    code,
-                    &finder,
-                    &mut pairs,
-                );
-            }
+        let mut at = pairs.take_at(p);
+        // In position order: left to right, so that of overlapping
+        // occurrences (`a a a` for `a a`) the first is merged.
+        at.sort_unstable();
+        for i in at {
+            merge_at(seq, i, (a, b), code, &mut pairs);
         }
         pairs.rose.sort_unstable();
         pairs.rose.dedup();
@@ -167,111 +189,121 @@ pub(super) fn grow(words: &mut [Word], exp: &mut Vec<Vec<u8>>) {
     }
 }
 
-/// The byte offset of the first `a b` of `w` at or after byte `from`
-/// (even), found by `finder` (its four bytes), at a symbol's start.
+/// Merges `a b` at position `i` into `code`, if `a b` is still there,
+/// keeping the pair counts equal to those of the new sequence.
 #[inline]
-fn find(w: &[u8], mut from: usize, finder: &bstr::Finder<'_>) -> Option<usize> {
-    while let Some(p) = finder.find(&w[from..]) {
-        let at = from + p;
-        if at.is_multiple_of(2) {
-            return Some(at);
-        }
-        from = at + 1;
-    }
-    None
-}
-
-/// Replaces every `a b` in `w` (string number `wi`) by `code`, left to
-/// right, keeping the pair counts equal to those of the new string. The
-/// pair is searched by `finder` and the symbols between occurrences move as
-/// blocks.
-fn replace(
-    w: &mut Word,
-    wi: u32,
-    (a, b): (u16, u16),
-    code: u16,
-    finder: &bstr::Finder<'_>,
-    pairs: &mut Pairs,
-) {
-    let n = w.0.len();
-    // Nothing before the first occurrence moves or changes a count.
-    let Some(first) = find(&w.0, 0, finder) else {
+fn merge_at(seq: &mut Seq, i: u32, (a, b): (u16, u16), code: u16, pairs: &mut Pairs) {
+    let cells = &mut seq.0;
+    let iu = i as usize;
+    let Cell { sym, back, fwd } = cells[iu];
+    // `a` at the end of a string is followed by 0, never by `b`.
+    if sym != a || fwd == 0 {
         return;
-    };
-    let (mut r, mut o) = (first, first);
-    let mut hit = Some(first);
-    while let Some(at) = hit {
-        w.0.copy_within(r..at, o);
-        o += at - r;
-        pairs.dec(key(a, b));
-        if o > 0 {
-            let prev = w.at(o - 2);
-            pairs.dec(key(prev, a));
-            pairs.inc(key(prev, code), wi);
-        }
-        if at + 4 < n {
-            let next = w.at(at + 4);
-            pairs.dec(key(b, next));
-            pairs.inc(key(code, next), wi);
-        }
-        w.0[o..o + 2].copy_from_slice(&code.to_le_bytes());
-        o += 2;
-        r = at + 4;
-        hit = find(&w.0, r, finder);
     }
-    w.0.copy_within(r..n, o);
-    w.0.truncate(o + n - r);
+    let j = iu + usize::from(fwd);
+    let next = cells[j];
+    if next.sym != b {
+        return;
+    }
+    pairs.dec(key(a, b));
+    if back != 0 {
+        let h = iu - usize::from(back);
+        let x = cells[h].sym;
+        if x != END {
+            pairs.dec(key(x, a));
+            pairs.inc(key(x, code), h as u32);
+        }
+    }
+    // A merge spans at most MAX_EXPANSION positions: checked by `grow`.
+    let fwd = if next.fwd == 0 { 0 } else { fwd + next.fwd };
+    if next.fwd != 0 {
+        let k = j + usize::from(next.fwd);
+        let y = cells[k].sym;
+        if y != END {
+            pairs.dec(key(b, y));
+            pairs.inc(key(code, y), i);
+        }
+        cells[k].back = fwd;
+    }
+    cells[iu] = Cell {
+        sym: code,
+        back,
+        fwd,
+    };
+    cells[j].sym = GONE;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Merges `a b` into `code` everywhere in `seq`, as [`grow`] does.
+    fn merge_all(seq: &mut Seq, (a, b): (u16, u16), code: u16, pairs: &mut Pairs) {
+        let mut at = pairs.take_at(key(a, b));
+        at.sort_unstable();
+        for i in at {
+            merge_at(seq, i, (a, b), code, pairs);
+        }
+    }
+
     #[test]
     fn counts_stay_exact_through_overlapping_merges() {
         // Counts kept incrementally equal a fresh count after a merge,
         // overlapping runs of one symbol included.
-        let mut words: Vec<Word> = [&b"aaaaab"[..], b"aab", b"abab", b"xaaay"]
-            .iter()
-            .map(|w| Word::of_bytes(w))
-            .collect();
-        let mut pairs = Pairs::of(&words);
-        for (a, b) in [(b'a', b'a'), (b'a', b'b')] {
-            let (a, b) = (u16::from(a), u16::from(b));
-            let needle = [a.to_le_bytes(), b.to_le_bytes()].concat();
-            let finder = bstr::Finder::new(&needle);
-            for (i, w) in words.iter_mut().enumerate() {
-                replace(w, i as u32, (a, b), 300 + b, &finder, &mut pairs);
-            }
-        }
+        let mut seq = Seq::of_bytes(b"aaaaab\0aab\0abab\0xaaay\0");
+        let mut pairs = Pairs::of(&seq);
+        let (a, b) = (u16::from(b'a'), u16::from(b'b'));
+        merge_all(&mut seq, (a, a), 300 + a, &mut pairs);
+        merge_all(&mut seq, (a, b), 300 + b, &mut pairs);
+        let syms: Vec<u16> = seq.symbols().collect();
         let mut fresh: HashMap<u32, u32> = HashMap::new();
-        for w in &words {
-            let s: Vec<u16> = w.symbols().collect();
-            for p in s.windows(2) {
+        for p in syms.windows(2) {
+            if p[0] != END && p[1] != END {
                 *fresh.entry(key(p[0], p[1])).or_insert(0) += 1;
             }
         }
-        assert_eq!(words[0].symbols().collect::<Vec<_>>(), [397, 397, 398]);
-        for (p, e) in &pairs.map {
-            assert_eq!(e.count, fresh.get(p).copied().unwrap_or(0), "pair {p:#x}");
+        let words: Vec<&[u16]> = syms.split(|&s| s == END).collect();
+        assert_eq!(words[0], [397, 397, 398]);
+        assert_eq!(words[1], [397, b]);
+        assert_eq!(words[2], [398, 398]);
+        assert_eq!(words[3], [u16::from(b'x'), 397, a, u16::from(b'y')]);
+        for (p, c) in pairs.all() {
+            assert_eq!(c, fresh.get(&p).copied().unwrap_or(0), "pair {p:#x}");
         }
-        assert_eq!(
-            fresh.len(),
-            pairs.map.values().filter(|e| e.count > 0).count()
-        );
-        // Four bytes that straddle symbols are no pair: only whole
-        // symbols match (bytes 1..5 here spell `a b` too).
-        let mut w = Word(vec![1, b'a', 0, b'b', 0, 1, b'a', 0, b'b', 0]);
-        let mut pairs = Pairs::of(std::slice::from_ref(&w));
+        assert_eq!(fresh.len(), pairs.all().filter(|&(_, c)| c > 0).count());
+        // Every pair there is is listed at its position, and the links
+        // lead from live symbol to live symbol, both ways.
+        let mut i = 0;
+        let mut walked = Vec::new();
+        loop {
+            let c = seq.0[i];
+            walked.push(c.sym);
+            if c.fwd == 0 {
+                break;
+            }
+            let j = i + usize::from(c.fwd);
+            assert_eq!(usize::from(seq.0[j].back), j - i);
+            let y = seq.0[j].sym;
+            if c.sym != END && y != END {
+                let at = &pairs.at[pairs.id[&key(c.sym, y)] as usize];
+                assert!(at.contains(&(i as u32)), "{} {y} at {i}", c.sym);
+            }
+            i = j;
+        }
+        assert_eq!(walked, syms);
+    }
+
+    #[test]
+    fn a_pair_across_strings_is_no_pair() {
+        // `a` ends one string and `b` starts the next: not `a b`.
+        let mut seq = Seq::of_bytes(b"xa\0bx\0ab\0");
+        let mut pairs = Pairs::of(&seq);
         let (a, b) = (u16::from(b'a'), u16::from(b'b'));
-        let needle = [a.to_le_bytes(), b.to_le_bytes()].concat();
-        let finder = bstr::Finder::new(&needle);
-        replace(&mut w, 0, (a, b), 300, &finder, &mut pairs);
-        assert_eq!(
-            w.symbols().collect::<Vec<_>>(),
-            [0x6101, 0x6200, 0x0100, 300]
-        );
-        assert_eq!(pairs.count(key(0x0100, 300)), 1);
+        assert_eq!(pairs.count(key(a, b)), 1);
+        merge_all(&mut seq, (a, b), 300, &mut pairs);
+        let syms: Vec<u16> = seq.symbols().collect();
+        let x = u16::from(b'x');
+        assert_eq!(syms, [x, a, 0, b, x, 0, 300, 0]);
         assert_eq!(pairs.count(key(a, b)), 0);
     }
 }
