@@ -19,19 +19,13 @@
 //! relocated by `ksym::elf::kmod`, which hands the result to the same sweep.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
 use object::{Object, ObjectKind, ObjectSection, SectionFlags};
 
+use super::intern::{Interner, Map, Swept, merge};
 use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
-
-/// The sweep's dedup maps (strings, files, inline nodes: millions of
-/// probes for a vmlinux): foldhash, several times SipHash's speed on short
-/// keys, with a per-process random seed so that crafted DWARF cannot aim
-/// at collisions.
-type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Why DWARF could not be read.
 #[derive(Debug)]
@@ -220,7 +214,7 @@ where
         sweep(&ctx, split, piece, exec, symtab, discriminators, outer_name)
     };
     if pieces <= 1 || bounds.len() < 2 {
-        return one(bounds);
+        return Ok(one(bounds)?.table);
     }
     let size = bounds.len().div_ceil(pieces);
     #[cfg(feature = "parallel")]
@@ -252,67 +246,6 @@ fn default_pieces(n: usize) -> usize {
         let _ = n;
         1
     }
-}
-
-/// Tables of consecutive address ranges as one: strings, files and nodes
-/// of each later table renumbered into the first's (new ones appended in
-/// their order), rows appended, a row equal to the one before it dropped
-/// as [`sweep`] drops it.
-fn merge(tables: Vec<SourceTable>) -> SourceTable {
-    let mut it = tables.into_iter();
-    let Some(mut out) = it.next() else {
-        return SourceTable::default();
-    };
-    let mut strings = Interner::default();
-    for s in std::mem::take(&mut out.strings) {
-        strings.id(&s);
-    }
-    let mut files: Map<(u32, u32), u32> = (out.files.iter().enumerate().skip(1))
-        .map(|(i, &f)| (f, i as u32))
-        .collect();
-    // Node 0 is "none", never a key: a real node may equal its default.
-    let mut nodes: Map<InlineNode, u32> = (out.nodes.iter().enumerate().skip(1))
-        .map(|(i, &n)| (n, i as u32))
-        .collect();
-    for t in it {
-        let smap: Vec<u32> = t.strings.iter().map(|s| strings.id(s)).collect();
-        let string = |i: u32| if i == u32::MAX { i } else { smap[i as usize] };
-        let mut fmap = vec![0u32; t.files.len()];
-        for (i, &(d, b)) in t.files.iter().enumerate().skip(1) {
-            let key = (string(d), string(b));
-            fmap[i] = *files.entry(key).or_insert_with(|| {
-                out.files.push(key);
-                out.files.len() as u32 - 1
-            });
-        }
-        let mut nmap = vec![0u32; t.nodes.len()];
-        for (i, n) in t.nodes.iter().enumerate().skip(1) {
-            // A parent comes before its children: already mapped.
-            let key = InlineNode {
-                parent: nmap[n.parent as usize],
-                name: string(n.name),
-                call_file: fmap[n.call_file as usize],
-                ..*n
-            };
-            nmap[i] = *nodes.entry(key).or_insert_with(|| {
-                out.nodes.push(key);
-                out.nodes.len() as u32 - 1
-            });
-        }
-        for r in t.rows {
-            let row = LineRow {
-                file: fmap[r.file as usize],
-                node: nmap[r.node as usize],
-                ..r
-            };
-            let key = |r: &LineRow| (r.file, r.line, r.column, r.node, r.discriminator);
-            if out.rows.last().is_none_or(|l| key(l) != key(&row)) {
-                out.rows.push(row);
-            }
-        }
-    }
-    out.strings = strings.strings;
-    out
 }
 
 /// The ELF symbol table as llvm-symbolizer reads it
@@ -617,26 +550,6 @@ pub(crate) enum OuterName {
     Dwarf,
 }
 
-/// Interns byte strings as dense ids.
-#[derive(Default)]
-pub(crate) struct Interner {
-    ids: Map<Vec<u8>, u32>,
-    pub(crate) strings: Vec<Vec<u8>>,
-}
-
-impl Interner {
-    /// The id of `s`, new ones numbered in order of first use.
-    pub(crate) fn id(&mut self, s: &[u8]) -> u32 {
-        if let Some(&i) = self.ids.get(s) {
-            return i;
-        }
-        let i = self.strings.len() as u32;
-        self.strings.push(s.to_vec());
-        self.ids.insert(s.to_vec(), i);
-        i
-    }
-}
-
 /// Builds the table: asks `addr2line` for the frames at each boundary.
 fn sweep<R: gimli::Reader>(
     ctx: &addr2line::Context<R>,
@@ -646,7 +559,7 @@ fn sweep<R: gimli::Reader>(
     symtab: &SymbolTable,
     discriminators: &[(u64, u32)],
     outer_name: OuterName,
-) -> Result<SourceTable, gimli::Error> {
+) -> Result<Swept, gimli::Error> {
     let mut strings = Interner::default();
     // File paths by the `&str` addr2line returns, split into directory and
     // base name (ids into `strings`); file id 0 means "no file".
@@ -843,11 +756,15 @@ fn sweep<R: gimli::Reader>(
         }
         rows.push(row);
     }
-    Ok(SourceTable {
-        rows,
-        nodes: node_list,
-        files: file_list,
-        strings: strings.strings,
+    Ok(Swept {
+        table: SourceTable {
+            rows,
+            nodes: node_list,
+            files: file_list,
+            strings: strings.strings,
+        },
+        string_ids: strings.ids,
+        node_ids: nodes,
     })
 }
 
@@ -872,7 +789,7 @@ where
     // A kernel module's DWARF is never split.
     let (bounds, discriminators) = boundaries(&dwarf, &|_, _| None, exec, symtab, &mut stats)?;
     let ctx = addr2line::Context::from_dwarf(dwarf)?;
-    let table = sweep(
+    let swept = sweep(
         &ctx,
         &|_, _| None,
         &bounds,
@@ -881,7 +798,7 @@ where
         &discriminators,
         outer,
     )?;
-    Ok((table, stats.units, bounds.len()))
+    Ok((swept.table, stats.units, bounds.len()))
 }
 
 /// [`read_source_table`], then [`symbols_match`] against the `addresses`

@@ -12,6 +12,7 @@
 //! - [`debugfile`]: a stripped binary's separate debug file (build-id,
 //!   `.gnu_debuglink`);
 //! - [`dwarf`]: DWARF line programs and inline trees to a source table;
+//! - `intern`: the source table's ids, and a cut sweep's pieces merged;
 //! - `split`: the `.dwo` files and `.dwp` package of split DWARF;
 //! - `file`: an ELF file read in pieces, its string tables whole;
 //! - `section`: a section's bytes, decompressed;
@@ -28,6 +29,7 @@ pub mod debugfile;
 pub mod dwarf;
 pub(crate) mod file;
 pub mod functions;
+pub(crate) mod intern;
 pub mod kmod;
 pub mod local;
 pub mod patch;
