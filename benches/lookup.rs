@@ -205,7 +205,7 @@ fn benches(c: &mut Criterion) {
 /// A v2 blob with the `lines` section of `elf` and its text symbols.
 fn lines_blob(elf: &Path, list: &SymbolList) -> AlignedBlob {
     let addrs = (0..list.len()).map(|i| list.address(i));
-    let (table, _, _) = ksym::elf::dwarf::source_table_for(elf, addrs).unwrap();
+    let (table, _, _) = ksym::elf::dwarf::source_table_for(elf, addrs, true).unwrap();
     let opts = V2Options {
         lines: Some((table, false)),
         ..V2Options::default()

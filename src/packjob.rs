@@ -366,7 +366,14 @@ impl PackJob {
         let v2_lines = lines.as_ref().filter(|_| format == Format::V2);
         let (symbols, (vmlinux, mods)) = join(read_list, || {
             join(
-                || v2_lines.map(|(elf, _)| crate::elf::dwarf::read_source_table(elf)),
+                || {
+                    // A user-space binary's lines leave them out unless asked
+                    // (llvm-symbolizer and perf print none).
+                    let with_discriminators = elf.is_none() || discriminators;
+                    v2_lines.map(|(path, _)| {
+                        crate::elf::dwarf::read_source_table(path, with_discriminators)
+                    })
+                },
                 || {
                     modules.as_ref().map(|(dir, skip)| {
                         // Modules carry their own DWARF: their lines are packed
@@ -410,12 +417,9 @@ impl PackJob {
                 if let Some((r, (path, _))) = vmlinux.zip(lines.as_ref()) {
                     let list = names.list();
                     let addrs = (0..list.len()).map(|i| list.address(i));
-                    let (mut table, desc, warning) = r
+                    let (table, desc, warning) = r
                         .and_then(|t| crate::elf::dwarf::checked_source_table(path, t, addrs))
                         .map_err(|e| CliError::input("--lines", e))?;
-                    if elf.is_some() && !discriminators {
-                        table.drop_discriminators();
-                    }
                     if verbose {
                         eprintln!("ksym-pack: {desc}");
                     }

@@ -98,11 +98,20 @@ pub fn symbols_match(stats: &DwarfStats, addresses: impl Iterator<Item = u64>) -
 /// directory and include directory, as `addr2line` and llvm-symbolizer
 /// print them.
 ///
+/// With `discriminators`, rows carry the line tables' discriminators, as
+/// binutils' addr2line prints them (kernel oops lines); without, every
+/// row's is 0 and rows that differ only in it are one row: the table
+/// [`SourceTable::drop_discriminators`] leaves, without the cost of
+/// reading them (as llvm-symbolizer, perf and GSYM answer).
+///
 /// Errors: the file cannot be read or is not ELF, is relocatable, has no
 /// `.debug_info` or no executable section, or its DWARF is malformed (the
 /// message says which).
-pub fn read_source_table(path: &Path) -> Result<(SourceTable, DwarfStats), DwarfError> {
-    read_source_table_in(path, None)
+pub fn read_source_table(
+    path: &Path,
+    discriminators: bool,
+) -> Result<(SourceTable, DwarfStats), DwarfError> {
+    read_source_table_in(path, None, discriminators)
 }
 
 /// [`read_source_table`] with the sweep cut into `pieces` (else as many as
@@ -110,6 +119,7 @@ pub fn read_source_table(path: &Path) -> Result<(SourceTable, DwarfStats), Dwarf
 fn read_source_table_in(
     path: &Path,
     pieces: Option<usize>,
+    discriminators: bool,
 ) -> Result<(SourceTable, DwarfStats), DwarfError> {
     // Reads only the sections asked for (about a third of a vmlinux), and
     // never maps the file: a rewrite under us cannot raise SIGBUS.
@@ -166,8 +176,15 @@ fn read_source_table_in(
         split_missing: split_files.missing.clone(),
         ..DwarfStats::default()
     };
-    let (bounds, discriminators) =
-        boundaries(&dwarf, &split_of, &exec, &symtab, &mut stats).map_err(dwarf_err)?;
+    let (bounds, discriminators) = boundaries(
+        &dwarf,
+        &split_of,
+        &exec,
+        &symtab,
+        discriminators,
+        &mut stats,
+    )
+    .map_err(dwarf_err)?;
     stats.boundaries = bounds.len();
     stats.symbol_addresses = symtab.syms.iter().map(|s| s.0).collect();
     // One addr2line context per piece over the one view of the sections
@@ -338,14 +355,16 @@ fn in_exec(exec: &[(u64, u64)], a: u64) -> bool {
 type Discriminator = (u64, u32);
 
 /// Every address where the frames may change, sorted, inside or at the end
-/// of an executable section; and the line tables' discriminators as
-/// (address, discriminator) steps, sorted (addr2line's `Location` has no
-/// discriminator; binutils' addr2line prints it, so oops lines need it).
+/// of an executable section; and with `discriminators`, the line tables'
+/// discriminators as (address, discriminator) steps, sorted (addr2line's
+/// `Location` has no discriminator; binutils' addr2line prints it, so oops
+/// lines need it).
 fn boundaries<R>(
     dwarf: &gimli::Dwarf<R>,
     split: SplitOf<'_, R>,
     exec: &[(u64, u64)],
     symtab: &SymbolTable,
+    discriminators: bool,
     stats: &mut DwarfStats,
 ) -> gimli::Result<(Vec<u64>, Vec<Discriminator>)>
 where
@@ -368,7 +387,7 @@ where
     }
     // Units are read on every core (feature `parallel`), their parts
     // joined in unit order: the table one walk in order gives.
-    let one = |header| unit_bounds(dwarf, split, header, &keep);
+    let one = |header| unit_bounds(dwarf, split, header, &keep, discriminators);
     #[cfg(feature = "parallel")]
     let parts: Vec<UnitBounds> = {
         use rayon::prelude::*;
@@ -379,14 +398,18 @@ where
     };
     #[cfg(not(feature = "parallel"))]
     let parts: Vec<UnitBounds> = headers.into_iter().map(one).collect::<gimli::Result<_>>()?;
-    let mut disc: Vec<(u64, u32)> = Vec::new();
+    b.sort_unstable();
+    b.reserve(parts.iter().map(|p| p.bounds.len()).sum());
+    let mut disc: Vec<(u64, u32)> = Vec::with_capacity(parts.iter().map(|p| p.disc.len()).sum());
     for p in parts {
         stats.units += 1;
         stats.split_units += usize::from(p.split);
         b.extend(p.bounds);
         disc.extend(p.disc);
     }
-    b.sort_unstable();
+    // Runs already sorted (each unit's, the symbols'), mostly in address
+    // order: a run-adaptive sort merges them.
+    b.sort();
     b.dedup();
     // Stable: at one address, the later row (table order) wins.
     disc.sort_by_key(|d| d.0);
@@ -409,14 +432,15 @@ struct UnitBounds {
     split: bool,
 }
 
-/// The boundaries and discriminators of the unit at `header`: its line
-/// rows, and its functions' starts and ends (a skeleton's from its split
-/// unit).
+/// The boundaries of the unit at `header`, sorted: its line rows, and its
+/// functions' starts and ends (a skeleton's from its split unit); with
+/// `discriminators`, its rows' discriminators.
 fn unit_bounds<R: gimli::Reader>(
     dwarf: &gimli::Dwarf<R>,
     split: SplitOf<'_, R>,
     header: gimli::UnitHeader<R>,
     keep: &impl Fn(u64) -> bool,
+    discriminators: bool,
 ) -> gimli::Result<UnitBounds> {
     let unit = dwarf.unit(header)?;
     let mut b = Vec::new();
@@ -426,6 +450,9 @@ fn unit_bounds<R: gimli::Reader>(
         while let Some((_, row)) = rows.next_row()? {
             if keep(row.address()) {
                 b.push(row.address());
+                if !discriminators {
+                    continue;
+                }
                 // A sequence end is a step back to 0; rows at one
                 // address: the last wins, as addr2line keeps it.
                 let d = if row.end_sequence() {
@@ -449,6 +476,9 @@ fn unit_bounds<R: gimli::Reader>(
         su.copy_relocated_attributes(&unit);
         function_bounds(&sd, &su, keep, &mut b)?;
     }
+    // Sorted here, on every core: the units' lists are then merged.
+    b.sort_unstable();
+    b.dedup();
     Ok(UnitBounds {
         bounds: b,
         disc,
@@ -787,7 +817,8 @@ where
 {
     let mut stats = DwarfStats::default();
     // A kernel module's DWARF is never split.
-    let (bounds, discriminators) = boundaries(&dwarf, &|_, _| None, exec, symtab, &mut stats)?;
+    let (bounds, discriminators) =
+        boundaries(&dwarf, &|_, _| None, exec, symtab, true, &mut stats)?;
     let ctx = addr2line::Context::from_dwarf(dwarf)?;
     let swept = sweep(
         &ctx,
@@ -812,8 +843,9 @@ where
 pub fn source_table_for(
     elf: &Path,
     addresses: impl Iterator<Item = u64>,
+    discriminators: bool,
 ) -> Result<(SourceTable, String, Option<String>), DwarfError> {
-    checked_source_table(elf, read_source_table(elf)?, addresses)
+    checked_source_table(elf, read_source_table(elf, discriminators)?, addresses)
 }
 
 /// The second half of [`source_table_for`], for a caller that read `elf`'s
@@ -868,17 +900,33 @@ mod tests {
     #[test]
     fn pieces_merge_into_the_one_sweeps_table() {
         let exe = std::env::current_exe().unwrap();
-        let (whole, stats) = read_source_table_in(&exe, Some(1)).unwrap();
+        let (whole, stats) = read_source_table_in(&exe, Some(1), true).unwrap();
         assert!(
             stats.boundaries > 1000 && whole.nodes.len() > 100,
             "{stats:?}"
         );
         for pieces in [2, 3, 7, 64, 509] {
-            let (cut, _) = read_source_table_in(&exe, Some(pieces)).unwrap();
+            let (cut, _) = read_source_table_in(&exe, Some(pieces), true).unwrap();
             assert_eq!(cut.strings, whole.strings, "{pieces} pieces");
             assert_eq!(cut.files, whole.files, "{pieces} pieces");
             assert_eq!(cut.nodes, whole.nodes, "{pieces} pieces");
             assert_eq!(cut.rows, whole.rows, "{pieces} pieces");
         }
+    }
+
+    /// Read without discriminators, a table is the one read with them and
+    /// then dropped (tests/data/lines/inl.elf: gcc -O2 gives 16 rows one).
+    #[test]
+    fn a_table_read_without_discriminators_is_one_they_were_dropped_from() {
+        let elf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lines/inl.elf");
+        let (mut with, _) = read_source_table_in(&elf, Some(1), true).unwrap();
+        assert!(with.rows.iter().any(|r| r.discriminator != 0));
+        let (without, _) = read_source_table_in(&elf, Some(1), false).unwrap();
+        assert!(without.rows.iter().all(|r| r.discriminator == 0));
+        assert!(without.rows.len() < with.rows.len());
+        with.drop_discriminators();
+        assert_eq!(without.rows, with.rows);
+        assert_eq!(without.nodes, with.nodes);
+        assert_eq!(without.strings, with.strings);
     }
 }

@@ -54,10 +54,9 @@ pub fn local_blob(path: &Path, dirs: &DebugDirs, lines: bool) -> Result<LocalBlo
         if debugfile::has_section(&debug, ".debug_info") {
             let addrs = (0..f.list.len()).map(|i| f.list.address(i));
             // DWARF that does not read costs the lines, not the names.
-            match dwarf::source_table_for(&debug, addrs) {
-                Ok((mut table, _, w)) => {
-                    // As `ksym-pack --elf --lines` packs it.
-                    table.drop_discriminators();
+            // As `ksym-pack --elf --lines` packs it: no discriminators.
+            match dwarf::source_table_for(&debug, addrs, false) {
+                Ok((table, _, w)) => {
                     opts.lines = Some((table, false));
                     (lines_from, warning) = (Some(debug), w);
                 }

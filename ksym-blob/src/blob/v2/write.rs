@@ -244,8 +244,7 @@ impl Plan {
         Some(if opts.shared_names {
             // A function name that is a symbol's is stored once, in `names`.
             let m = self.rows.len();
-            let mut rank: std::collections::HashMap<&[u8], u32> =
-                std::collections::HashMap::with_capacity(m);
+            let mut rank: foldhash::HashMap<&[u8], u32> = foldhash::HashMapExt::with_capacity(m);
             for (r, &j) in self.order.by_name.iter().enumerate() {
                 rank.entry(stored.name(j as usize)).or_insert(r as u32);
             }

@@ -149,12 +149,16 @@ pub fn encode_lines_naming(
     }
     // Which strings stay (the files' and the names no symbol has), and
     // their ids after the others are dropped.
+    // Each name is looked up once, not once per node (a Rust binary's
+    // nodes are ten times its strings).
     let mut sym = vec![None; t.nodes.len()];
     let mut used = vec![false; ns];
+    let mut rank_of_string: Vec<Option<Option<u32>>> = vec![None; ns];
     for (i, n) in t.nodes.iter().enumerate().skip(1) {
-        match rank_of(&t.strings[n.name as usize]) {
+        let name = n.name as usize;
+        match *rank_of_string[name].get_or_insert_with(|| rank_of(&t.strings[name])) {
             Some(r) => sym[i] = Some(r),
-            None => used[n.name as usize] = true,
+            None => used[name] = true,
         }
     }
     for &(d, b) in &t.files {
