@@ -114,11 +114,12 @@ pub fn read_source_table(
     read_source_table_in(path, None, discriminators)
 }
 
-/// [`read_source_table`] with the sweep cut into `pieces` (else as many as
-/// [`default_pieces`] says).
+/// [`read_source_table`] with the sweep shared by `sharing`'s number of
+/// workers, taking over pieces of at least its second number of boundaries
+/// (else as many workers as [`default_pieces`] says, and [`MIN_PIECE`]).
 fn read_source_table_in(
     path: &Path,
-    pieces: Option<usize>,
+    sharing: Option<(usize, usize)>,
     discriminators: bool,
 ) -> Result<(SourceTable, DwarfStats), DwarfError> {
     // Reads only the sections asked for (about a third of a vmlinux), and
@@ -194,7 +195,7 @@ fn read_source_table_in(
         context,
         &split_of,
         &bounds,
-        pieces.unwrap_or_else(|| default_pieces(bounds.len())),
+        sharing.unwrap_or_else(|| (default_pieces(bounds.len()), MIN_PIECE)),
         &exec,
         &symtab,
         &discriminators,
@@ -204,19 +205,23 @@ fn read_source_table_in(
     Ok((table, stats))
 }
 
-/// [`sweep`] over consecutive pieces of `bounds`, one per rayon thread with
-/// the `parallel` feature, each with its own `addr2line` context from
-/// `context`, then [`merge`]d: the table one sweep would build (ids are
-/// numbered in order of first use by address either way). Each context
-/// parses the units its addresses reach, so a unit with code in two pieces
-/// (a kernel's `.text` and `.init.text`) is parsed twice: on Debian's
-/// vmlinux, 0.86x the time for 1.3x the peak memory (docs/lines-and-modules.md).
+/// [`sweep`] of `bounds` by `workers` workers (rayon's threads with the
+/// `parallel` feature), each with its own `addr2line` context from
+/// `context`, each sweeping consecutive pieces of `bounds` as
+/// [`share`](super::share::share) deals them out (an equal cut first, then
+/// halves of what is left, of at least `min_piece` boundaries), then
+/// [`merge`]d: the table one sweep would build (ids are numbered in order
+/// of first use by address either way), wherever the cuts fall. Each
+/// context parses the units its addresses reach, so a unit with code in two
+/// pieces (a kernel's `.text` and `.init.text`) is parsed twice: on
+/// Debian's vmlinux, 0.86x the time for 1.3x the peak memory
+/// (docs/lines-and-modules.md).
 #[allow(clippy::too_many_arguments)]
 fn sweep_in_pieces<R, F>(
     context: F,
     split: SplitOf<'_, R>,
     bounds: &[u64],
-    pieces: usize,
+    (workers, min_piece): (usize, usize),
     exec: &[(u64, u64)],
     symtab: &SymbolTable,
     discriminators: &[(u64, u32)],
@@ -226,37 +231,29 @@ where
     R: gimli::Reader,
     F: Fn() -> Result<addr2line::Context<R>, gimli::Error> + Sync,
 {
-    let one = |piece: &[u64]| {
-        let ctx = context()?;
-        sweep(&ctx, split, piece, exec, symtab, discriminators, outer_name)
+    let walk = |ctx: &addr2line::Context<R>, piece: &mut dyn Iterator<Item = u64>| {
+        sweep(ctx, split, piece, exec, symtab, discriminators, outer_name)
     };
-    if pieces <= 1 || bounds.len() < 2 {
-        return Ok(one(bounds)?.table);
+    if workers <= 1 || bounds.len() < 2 {
+        return Ok(walk(&context()?, &mut bounds.iter().copied())?.table);
     }
-    let size = bounds.len().div_ceil(pieces);
-    #[cfg(feature = "parallel")]
-    let tables = {
-        use rayon::prelude::*;
-        bounds
-            .par_chunks(size)
-            .map(one)
-            .collect::<Result<Vec<_>, _>>()?
-    };
-    #[cfg(not(feature = "parallel"))]
-    let tables = bounds
-        .chunks(size)
-        .map(one)
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(merge(tables))
+    let pieces = super::share::share(bounds.len(), workers, min_piece, &context, |ctx, claim| {
+        walk(ctx, &mut claim.map(|i| bounds[i]))
+    })?;
+    Ok(merge(pieces.into_iter().map(|(_, t)| t).collect()))
 }
 
-/// How many pieces [`sweep_in_pieces`] cuts `n` boundaries into: one per
-/// rayon thread (feature `parallel`), none under 16,384 boundaries (below
-/// that a second context costs more than it saves).
+/// The fewest boundaries a worker takes over from another: a piece costs
+/// its units parsed again and a table merged.
+const MIN_PIECE: usize = 16_384;
+
+/// How many workers [`sweep_in_pieces`] shares `n` boundaries among: one
+/// per rayon thread (feature `parallel`), none under [`MIN_PIECE`]
+/// boundaries (below that a second context costs more than it saves).
 fn default_pieces(n: usize) -> usize {
     #[cfg(feature = "parallel")]
     {
-        (n / 16_384).clamp(1, rayon::current_num_threads())
+        (n / MIN_PIECE).clamp(1, rayon::current_num_threads())
     }
     #[cfg(not(feature = "parallel"))]
     {
@@ -584,7 +581,7 @@ pub(crate) enum OuterName {
 fn sweep<R: gimli::Reader>(
     ctx: &addr2line::Context<R>,
     split: SplitOf<'_, R>,
-    bounds: &[u64],
+    bounds: &mut dyn Iterator<Item = u64>,
     exec: &[(u64, u64)],
     symtab: &SymbolTable,
     discriminators: &[(u64, u32)],
@@ -640,7 +637,7 @@ fn sweep<R: gimli::Reader>(
     // come together, its name demangled and hashed once for them all.
     let mut last_sym: Option<(usize, u32)> = None;
 
-    for &addr in bounds {
+    for addr in bounds {
         let mut row = LineRow {
             address: addr,
             ..LineRow::default()
@@ -823,7 +820,7 @@ where
     let swept = sweep(
         &ctx,
         &|_, _| None,
-        &bounds,
+        &mut bounds.iter().copied(),
         exec,
         symtab,
         &discriminators,
@@ -894,23 +891,34 @@ pub fn checked_source_table(
 mod tests {
     use super::*;
 
-    /// Cut into pieces and merged, the sweep of this test binary's own
-    /// DWARF (line tables and inline frames: `debug = 1`) is the one sweep's
-    /// table, id for id.
+    /// Shared by workers, cut into pieces wherever they take over, and
+    /// merged, the sweep of this test binary's own DWARF (line tables and
+    /// inline frames: `debug = 1`) is the one sweep's table, id for id.
     #[test]
     fn pieces_merge_into_the_one_sweeps_table() {
         let exe = std::env::current_exe().unwrap();
-        let (whole, stats) = read_source_table_in(&exe, Some(1), true).unwrap();
+        let (whole, stats) = read_source_table_in(&exe, Some((1, 1)), true).unwrap();
         assert!(
             stats.boundaries > 1000 && whole.nodes.len() > 100,
             "{stats:?}"
         );
-        for pieces in [2, 3, 7, 64, 509] {
-            let (cut, _) = read_source_table_in(&exe, Some(pieces), true).unwrap();
-            assert_eq!(cut.strings, whole.strings, "{pieces} pieces");
-            assert_eq!(cut.files, whole.files, "{pieces} pieces");
-            assert_eq!(cut.nodes, whole.nodes, "{pieces} pieces");
-            assert_eq!(cut.rows, whole.rows, "{pieces} pieces");
+        // Equal cuts (a piece too large to take over), then workers that
+        // take over pieces down to one boundary.
+        let never = usize::MAX;
+        for sharing in [
+            (2, never),
+            (3, never),
+            (64, never),
+            (509, never),
+            (2, 1),
+            (7, 1),
+            (3, 300),
+        ] {
+            let (cut, _) = read_source_table_in(&exe, Some(sharing), true).unwrap();
+            assert_eq!(cut.strings, whole.strings, "{sharing:?}");
+            assert_eq!(cut.files, whole.files, "{sharing:?}");
+            assert_eq!(cut.nodes, whole.nodes, "{sharing:?}");
+            assert_eq!(cut.rows, whole.rows, "{sharing:?}");
         }
     }
 
@@ -919,9 +927,9 @@ mod tests {
     #[test]
     fn a_table_read_without_discriminators_is_one_they_were_dropped_from() {
         let elf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lines/inl.elf");
-        let (mut with, _) = read_source_table_in(&elf, Some(1), true).unwrap();
+        let (mut with, _) = read_source_table_in(&elf, Some((1, 1)), true).unwrap();
         assert!(with.rows.iter().any(|r| r.discriminator != 0));
-        let (without, _) = read_source_table_in(&elf, Some(1), false).unwrap();
+        let (without, _) = read_source_table_in(&elf, Some((1, 1)), false).unwrap();
         assert!(without.rows.iter().all(|r| r.discriminator == 0));
         assert!(without.rows.len() < with.rows.len());
         with.drop_discriminators();

@@ -16,6 +16,7 @@
 //! - `split`: the `.dwo` files and `.dwp` package of split DWARF;
 //! - `file`: an ELF file read in pieces, its string tables whole;
 //! - `section`: a section's bytes, decompressed;
+//! - `share`: indices dealt out among workers, halves taken over;
 //! - [`kmod`]: kernel modules: sections laid out, DWARF relocated, their
 //!   symbols and lines for the module space;
 //! - [`plt`]: names for x86-64 PLT stubs (`NAME@plt`);
@@ -35,6 +36,7 @@ pub mod local;
 pub mod patch;
 pub mod plt;
 pub(crate) mod section;
+pub(crate) mod share;
 pub(crate) mod split;
 pub mod symbols;
 pub mod tree;
