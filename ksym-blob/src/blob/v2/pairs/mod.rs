@@ -41,8 +41,13 @@ pub struct PairCodes {
 /// returned.
 pub fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> PairCodes {
     let (mut exp, encoded) = narrow::learn(strings);
-    let mut seq = wide::Seq::of_bytes(&encoded);
-    let narrow = number_by_frequency(seq.symbols(), &exp);
+    let narrow = number_by_frequency(encoded.iter().map(|&c| u16::from(c)), &exp);
+    // Past 4 GiB of one-byte codes (no symbol list comes near), the
+    // one-byte table.
+    let Some(mut seq) = wide::Seq::of_bytes(&encoded) else {
+        return narrow;
+    };
+    drop(encoded);
     wide::grow(&mut seq, &mut exp);
     if exp.len() == 256 {
         return narrow;

@@ -40,11 +40,14 @@ pub(super) struct Seq(Vec<Cell>);
 
 impl Seq {
     /// The sequence of `coded`: one-byte codes, each string ended by
-    /// [`NAME_END`] (the first phase's output).
-    pub(super) fn of_bytes(coded: &[u8]) -> Self {
+    /// [`NAME_END`] (the first phase's output). None past 4 GiB: positions
+    /// are u32.
+    pub(super) fn of_bytes(coded: &[u8]) -> Option<Self> {
         let n = coded.len();
-        assert!(n < u32::MAX as usize, "the strings pass 4 GiB");
-        Seq(coded
+        if u32::try_from(n).is_err() {
+            return None;
+        }
+        Some(Seq(coded
             .iter()
             .enumerate()
             .map(|(i, &c)| Cell {
@@ -52,7 +55,7 @@ impl Seq {
                 back: u8::from(i > 0),
                 fwd: u8::from(i + 1 < n),
             })
-            .collect())
+            .collect()))
     }
 
     /// The symbols in order, each string's followed by 0.
@@ -250,7 +253,7 @@ mod tests {
     fn counts_stay_exact_through_overlapping_merges() {
         // Counts kept incrementally equal a fresh count after a merge,
         // overlapping runs of one symbol included.
-        let mut seq = Seq::of_bytes(b"aaaaab\0aab\0abab\0xaaay\0");
+        let mut seq = Seq::of_bytes(b"aaaaab\0aab\0abab\0xaaay\0").unwrap();
         let mut pairs = Pairs::of(&seq);
         let (a, b) = (u16::from(b'a'), u16::from(b'b'));
         merge_all(&mut seq, (a, a), 300 + a, &mut pairs);
@@ -296,7 +299,7 @@ mod tests {
     #[test]
     fn a_pair_across_strings_is_no_pair() {
         // `a` ends one string and `b` starts the next: not `a b`.
-        let mut seq = Seq::of_bytes(b"xa\0bx\0ab\0");
+        let mut seq = Seq::of_bytes(b"xa\0bx\0ab\0").unwrap();
         let mut pairs = Pairs::of(&seq);
         let (a, b) = (u16::from(b'a'), u16::from(b'b'));
         assert_eq!(pairs.count(key(a, b)), 1);
