@@ -49,7 +49,10 @@ impl Interner {
 /// again (on a Rust binary, most of the merge's time).
 pub(crate) struct Swept {
     pub(crate) table: SourceTable,
+    /// Every string of the table, by its bytes.
     pub(crate) string_ids: Map<Vec<u8>, u32>,
+    /// Every node of the table but node 0 ("none", never a key: a real
+    /// node may equal its default), by its fields.
     pub(crate) node_ids: Map<InlineNode, u32>,
 }
 
