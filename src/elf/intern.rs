@@ -23,20 +23,22 @@ pub(crate) struct Interner {
 impl Interner {
     /// The id of `s`, new ones numbered in order of first use.
     pub(crate) fn id(&mut self, s: &[u8]) -> u32 {
-        if let Some(&i) = self.ids.get(s) {
-            return i;
+        match self.ids.get(s) {
+            Some(&i) => i,
+            None => self.add(s.to_vec()),
         }
-        let i = self.strings.len() as u32;
-        self.strings.push(s.to_vec());
-        self.ids.insert(s.to_vec(), i);
-        i
     }
 
     /// [`Interner::id`] of a string the caller gives up.
     fn id_owned(&mut self, s: Vec<u8>) -> u32 {
-        if let Some(&i) = self.ids.get(&s) {
-            return i;
+        match self.ids.get(&s) {
+            Some(&i) => i,
+            None => self.add(s),
         }
+    }
+
+    /// The id of `s`, which has none yet.
+    fn add(&mut self, s: Vec<u8>) -> u32 {
         let i = self.strings.len() as u32;
         self.strings.push(s.clone());
         self.ids.insert(s, i);

@@ -176,19 +176,25 @@ pub(super) fn grow(seq: &mut Seq, exp: &mut Vec<Vec<u8>>) {
         let e = [exp[a as usize].as_slice(), &exp[b as usize]].concat();
         exp.push(e);
         table_bytes += len;
-        let mut at = pairs.take_at(p);
-        // In position order: left to right, so that of overlapping
-        // occurrences (`a a a` for `a a`) the first is merged.
-        at.sort_unstable();
-        for i in at {
-            merge_at(seq, i, (a, b), code, &mut pairs);
-        }
+        merge_pair(seq, (a, b), code, &mut pairs);
         pairs.rose.sort_unstable();
         pairs.rose.dedup();
         for &q in &pairs.rose {
             heap.push((pairs.count(q), Reverse(q)));
         }
         pairs.rose.clear();
+    }
+}
+
+/// Merges every `a b` of `seq` into `code`, at the positions the pair was
+/// listed at.
+fn merge_pair(seq: &mut Seq, (a, b): (u16, u16), code: u16, pairs: &mut Pairs) {
+    let mut at = pairs.take_at(key(a, b));
+    // In position order: left to right, so that of overlapping
+    // occurrences (`a a a` for `a a`) the first is merged.
+    at.sort_unstable();
+    for i in at {
+        merge_at(seq, i, (a, b), code, pairs);
     }
 }
 
@@ -240,15 +246,6 @@ fn merge_at(seq: &mut Seq, i: u32, (a, b): (u16, u16), code: u16, pairs: &mut Pa
 mod tests {
     use super::*;
 
-    /// Merges `a b` into `code` everywhere in `seq`, as [`grow`] does.
-    fn merge_all(seq: &mut Seq, (a, b): (u16, u16), code: u16, pairs: &mut Pairs) {
-        let mut at = pairs.take_at(key(a, b));
-        at.sort_unstable();
-        for i in at {
-            merge_at(seq, i, (a, b), code, pairs);
-        }
-    }
-
     #[test]
     fn counts_stay_exact_through_overlapping_merges() {
         // Counts kept incrementally equal a fresh count after a merge,
@@ -256,8 +253,8 @@ mod tests {
         let mut seq = Seq::of_bytes(b"aaaaab\0aab\0abab\0xaaay\0").unwrap();
         let mut pairs = Pairs::of(&seq);
         let (a, b) = (u16::from(b'a'), u16::from(b'b'));
-        merge_all(&mut seq, (a, a), 300 + a, &mut pairs);
-        merge_all(&mut seq, (a, b), 300 + b, &mut pairs);
+        merge_pair(&mut seq, (a, a), 300 + a, &mut pairs);
+        merge_pair(&mut seq, (a, b), 300 + b, &mut pairs);
         let syms: Vec<u16> = seq.symbols().collect();
         let mut fresh: HashMap<u32, u32> = HashMap::new();
         for p in syms.windows(2) {
@@ -303,7 +300,7 @@ mod tests {
         let mut pairs = Pairs::of(&seq);
         let (a, b) = (u16::from(b'a'), u16::from(b'b'));
         assert_eq!(pairs.count(key(a, b)), 1);
-        merge_all(&mut seq, (a, b), 300, &mut pairs);
+        merge_pair(&mut seq, (a, b), 300, &mut pairs);
         let syms: Vec<u16> = seq.symbols().collect();
         let x = u16::from(b'x');
         assert_eq!(syms, [x, a, 0, b, x, 0, 300, 0]);
