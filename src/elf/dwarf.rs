@@ -577,6 +577,43 @@ pub(crate) enum OuterName {
     Dwarf,
 }
 
+/// A frame's DWARF function name as a string id: demangled and interned
+/// once per `.debug_str` place (`name_at`); "" for a function DIE without
+/// a name, `u32::MAX` for a location without a function DIE.
+fn dwarf_name<R: gimli::Reader>(
+    function: Option<addr2line::FunctionName<R>>,
+    has_die: bool,
+    strings: &mut Interner,
+    name_at: &mut Map<(usize, usize), u32>,
+    scratch: &mut Vec<u8>,
+) -> Result<u32, gimli::Error> {
+    let Some(n) = function else {
+        return Ok(if has_die { strings.id(b"") } else { u32::MAX });
+    };
+    // The bytes, not addr2line's `raw_name` (which checks UTF-8 on every
+    // frame): names are bytes in the blob.
+    let raw = n.name.to_slice()?;
+    // A name borrowed from .debug_str is the same bytes at the same place
+    // for every frame of its function.
+    let at = match &raw {
+        Cow::Borrowed(s) => Some((s.as_ptr() as usize, s.len())),
+        Cow::Owned(_) => None,
+    };
+    if let Some(&id) = at.and_then(|k| name_at.get(&k)) {
+        return Ok(id);
+    }
+    scratch.clear();
+    let id = if super::functions::demangle_into(&raw, scratch) {
+        strings.id(scratch)
+    } else {
+        strings.id(&raw)
+    };
+    if let Some(k) = at {
+        name_at.insert(k, id);
+    }
+    Ok(id)
+}
+
 /// Builds the table: asks `addr2line` for the frames at each boundary.
 fn sweep<R: gimli::Reader>(
     ctx: &addr2line::Context<R>,
@@ -656,6 +693,7 @@ fn sweep<R: gimli::Reader>(
             };
             let mut innermost: Option<(u32, u32, u32)> = None;
             let mut first = true;
+            let mut outer_fn = None;
             while let Some(f) = frames.next()? {
                 let (file, line, col) = match &f.location {
                     Some(l) => (
@@ -675,38 +713,22 @@ fn sweep<R: gimli::Reader>(
                         (last.1, last.2, last.3) = (file, line, col);
                     }
                 }
-                let name = match &f.function {
-                    None if f.dw_die_offset.is_some() => strings.id(b""),
-                    Some(n) => {
-                        // The bytes, not addr2line's `raw_name` (which checks
-                        // UTF-8 on every frame): names are bytes in the blob.
-                        let raw = n.name.to_slice()?;
-                        // A name borrowed from .debug_str is the same bytes
-                        // at the same place for every frame of its function:
-                        // demangled and interned once.
-                        let at = match &raw {
-                            Cow::Borrowed(s) => Some((s.as_ptr() as usize, s.len())),
-                            Cow::Owned(_) => None,
-                        };
-                        match at.and_then(|k| name_at.get(&k)) {
-                            Some(&id) => id,
-                            None => {
-                                demangled.clear();
-                                let id = if super::functions::demangle_into(&raw, &mut demangled) {
-                                    strings.id(&demangled)
-                                } else {
-                                    strings.id(&raw)
-                                };
-                                if let Some(k) = at {
-                                    name_at.insert(k, id);
-                                }
-                                id
-                            }
-                        }
-                    }
-                    None => u32::MAX,
-                };
-                chain.push((name, 0, 0, 0));
+                // A frame that has an outer one is inlined: its DWARF name
+                // is the frame's. The outermost frame's is needed only
+                // where the symbol table does not name it (below).
+                if let Some((function, has_die)) = outer_fn.take()
+                    && let Some(last) = chain.last_mut()
+                {
+                    last.0 = dwarf_name(
+                        function,
+                        has_die,
+                        &mut strings,
+                        &mut name_at,
+                        &mut demangled,
+                    )?;
+                }
+                chain.push((u32::MAX, 0, 0, 0));
+                outer_fn = Some((f.function, f.dw_die_offset.is_some()));
             }
             if let Some((file, line, col)) = innermost {
                 row.file = file;
@@ -724,7 +746,24 @@ fn sweep<R: gimli::Reader>(
             // assembly entry points); otherwise by DWARF, or "" (padding
             // between functions). A location without any function is such
             // a frame too.
-            let sym = symtab.symbol_at(&mut sym_at, addr).map(|i| match last_sym {
+            let sym_index = symtab.symbol_at(&mut sym_at, addr);
+            // A C++ demangling costs microseconds: the outermost frame's
+            // DWARF name is not demangled when a symbol names the frame.
+            let dwarf_outer = match outer_fn {
+                Some((function, has_die))
+                    if outer_name == OuterName::Dwarf || sym_index.is_none() =>
+                {
+                    dwarf_name(
+                        function,
+                        has_die,
+                        &mut strings,
+                        &mut name_at,
+                        &mut demangled,
+                    )?
+                }
+                _ => u32::MAX,
+            };
+            let sym = sym_index.map(|i| match last_sym {
                 Some((j, id)) if j == i => id,
                 _ => {
                     let id = symtab.name_id(i, &mut strings, &mut demangled);
@@ -736,7 +775,7 @@ fn sweep<R: gimli::Reader>(
                 chain.push((u32::MAX, 0, 0, 0));
             }
             if let Some(outer) = chain.last_mut() {
-                outer.0 = match (sym, outer.0) {
+                outer.0 = match (sym, dwarf_outer) {
                     (_, d) if outer_name == OuterName::Dwarf && d != u32::MAX => d,
                     (Some(s), _) => s,
                     (None, u32::MAX) => strings.id(b""),
