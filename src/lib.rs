@@ -42,6 +42,8 @@ pub mod normalize;
 #[cfg(feature = "std")]
 pub mod packjob;
 #[cfg(feature = "std")]
+mod reclaim;
+#[cfg(feature = "std")]
 pub mod resolve;
 #[cfg(feature = "std")]
 pub mod store;

@@ -436,6 +436,8 @@ impl PackJob {
                     v2.module_space = Some(module_space(set, columns, verbose)?);
                 }
                 let packed = names.pack(&v2).map_err(|e| CliError::input(&input, e))?;
+                // What the blob was packed from is freed while it is written.
+                crate::reclaim::drop_later((names, v2.lines.take(), v2.module_space.take()));
                 if verbose {
                     eprintln!("ksym-pack: {}", packed.describe());
                 }

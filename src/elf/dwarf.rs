@@ -202,6 +202,12 @@ fn read_source_table_in(
         OuterName::SymbolTable,
     )
     .map_err(dwarf_err)?;
+    // The section buffers are freed later, once nothing borrows them.
+    drop(split_files);
+    drop(dwarf);
+    drop(sections);
+    drop(obj);
+    crate::reclaim::drop_later((cache, bounds, symtab));
     Ok((table, stats))
 }
 

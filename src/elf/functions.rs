@@ -106,6 +106,8 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
         (segments_of(&obj), super::plt::plt_stubs(&obj))
     };
     let (list, table) = functions_of(&obj, from_debug, path, &file, plt)?;
+    drop(obj);
+    crate::reclaim::drop_later(cache);
     Ok(Functions {
         list,
         table,
@@ -190,6 +192,7 @@ fn functions_of<'d, R: object::ReadRef<'d>>(
             .map_err(|e| format!("{}: {e}", file.display()))?;
         list.set_last_size(s.size);
     }
+    crate::reclaim::drop_later(syms);
     Ok((list, table))
 }
 

@@ -79,7 +79,15 @@ pub(crate) fn merge(tables: Vec<Swept>) -> SourceTable {
     let mut files: Map<(u32, u32), u32> = (out.files.iter().enumerate().skip(1))
         .map(|(i, &f)| (f, i as u32))
         .collect();
-    while let Some(Swept { table: t, .. }) = it.next() {
+    // The maps hold a key allocation per string and node: freed later.
+    let mut spent = Vec::new();
+    while let Some(Swept {
+        table: t,
+        string_ids,
+        node_ids,
+    }) = it.next()
+    {
+        spent.push((string_ids, node_ids));
         let last = it.peek().is_none();
         let smap: Vec<u32> = t.strings.into_iter().map(|s| strings.id_owned(s)).collect();
         let string = |i: u32| if i == u32::MAX { i } else { smap[i as usize] };
@@ -133,5 +141,6 @@ pub(crate) fn merge(tables: Vec<Swept>) -> SourceTable {
         }
     }
     out.strings = strings.strings;
+    crate::reclaim::drop_later((spent, strings.ids, nodes, files));
     out
 }
