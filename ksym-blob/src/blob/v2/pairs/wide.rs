@@ -82,20 +82,51 @@ struct Pairs {
 }
 
 impl Pairs {
-    /// The pairs of `seq`, none of them new to the heap.
-    fn of(seq: &Seq) -> Self {
+    /// The pairs of `seq`, none of them new to the heap, with their
+    /// positions listed when they occur `listed` times or more: a pair of
+    /// the first phase's symbols only ever loses occurrences, so one seen
+    /// fewer than [`MIN_USES`] times is never merged and its positions
+    /// never read. Listing only the others, each in a list of its final
+    /// length, spares the allocator most of its work (the rare pairs are
+    /// most pairs).
+    fn of(seq: &Seq, listed: u32) -> Self {
         let mut pairs = Pairs {
             id: HashMap::new(),
             count: Vec::new(),
             at: Vec::new(),
             rose: Vec::new(),
         };
-        for (i, w) in seq.0.windows(2).enumerate() {
-            if w[0].sym != END && w[1].sym != END {
-                pairs.inc(key(w[0].sym, w[1].sym), i as u32);
+        // Each position's pair id (u32::MAX: no pair starts there).
+        let ids: Vec<u32> = seq
+            .0
+            .windows(2)
+            .map(|w| {
+                if w[0].sym == END || w[1].sym == END {
+                    return u32::MAX;
+                }
+                let next = pairs.count.len() as u32;
+                let id = *pairs.id.entry(key(w[0].sym, w[1].sym)).or_insert(next);
+                if id == next {
+                    pairs.count.push(0);
+                }
+                pairs.count[id as usize] += 1;
+                id
+            })
+            .collect();
+        pairs.at = (pairs.count.iter())
+            .map(|&c| {
+                if c >= listed {
+                    Vec::with_capacity(c as usize)
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
+        for (i, &id) in ids.iter().enumerate() {
+            if id != u32::MAX && pairs.count[id as usize] >= listed {
+                pairs.at[id as usize].push(i as u32);
             }
         }
-        pairs.rose.clear();
         pairs
     }
     #[inline]
@@ -133,6 +164,9 @@ impl Pairs {
     }
 }
 
+/// The fewest occurrences of a pair worth a code (see [`grow`]).
+const MIN_USES: u32 = 5;
+
 /// Merges the most frequent pair of `seq` into a new symbol (appended to
 /// `exp`, the expansion of each symbol), again and again, while a pair
 /// occurs at least 5 times and more than its expansion's length plus 2
@@ -141,13 +175,19 @@ impl Pairs {
 /// Each merge replaces the pair's occurrences left to right, as a scan of
 /// each string would. Ties go to the lower `(first, second)` symbol.
 pub(super) fn grow(seq: &mut Seq, exp: &mut Vec<Vec<u8>>) {
+    grow_listing(seq, exp, MIN_USES);
+}
+
+/// [`grow`], with the positions of pairs seen `listed` times or more
+/// listed (any `listed` up to [`MIN_USES`] merges the same).
+fn grow_listing(seq: &mut Seq, exp: &mut Vec<Vec<u8>>, listed: u32) {
     let mut table_bytes: usize = exp.iter().map(Vec::len).sum();
-    let mut pairs = Pairs::of(seq);
-    // A pair not made of a new symbol never rises: one under 5 now never
-    // will be merged.
+    let mut pairs = Pairs::of(seq, listed);
+    // A pair not made of a new symbol never rises: one under MIN_USES now
+    // never will be merged.
     let mut heap: BinaryHeap<(u32, Reverse<u32>)> = pairs
         .all()
-        .filter(|&(_, c)| c >= 5)
+        .filter(|&(_, c)| c >= MIN_USES)
         .map(|(p, c)| (c, Reverse(p)))
         .collect();
     while let Some((c, Reverse(p))) = heap.pop() {
@@ -160,8 +200,8 @@ pub(super) fn grow(seq: &mut Seq, exp: &mut Vec<Vec<u8>>) {
             continue;
         }
         // A use saves a code of one or two bytes; the table pays the
-        // expansion and a u16 offset. No pair under 5 can pay.
-        if c < 5 {
+        // expansion and a u16 offset. No pair under MIN_USES can pay.
+        if c < MIN_USES {
             break;
         }
         let (a, b) = ((p >> 16) as u16, p as u16);
@@ -251,7 +291,7 @@ mod tests {
         // Counts kept incrementally equal a fresh count after a merge,
         // overlapping runs of one symbol included.
         let mut seq = Seq::of_bytes(b"aaaaab\0aab\0abab\0xaaay\0").unwrap();
-        let mut pairs = Pairs::of(&seq);
+        let mut pairs = Pairs::of(&seq, 1);
         let (a, b) = (u16::from(b'a'), u16::from(b'b'));
         merge_pair(&mut seq, (a, a), 300 + a, &mut pairs);
         merge_pair(&mut seq, (a, b), 300 + b, &mut pairs);
@@ -294,10 +334,43 @@ mod tests {
     }
 
     #[test]
+    fn rare_pairs_unlisted_merge_the_same() {
+        // Names of common parts, and rarer names (400 two-letter words,
+        // each about 8 times): the table and the sequence are the same
+        // whether rare pairs' positions are listed.
+        let mut text = Vec::new();
+        let mut x: u32 = 7;
+        let mut next = || {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            x >> 16
+        };
+        for _ in 0..3000 {
+            for _ in 0..(next() % 4 + 1) {
+                let parts: [&[u8]; 6] = [b"std::", b"vector", b"<int>", b"alloc", b"::", b"_M_"];
+                text.extend_from_slice(parts[next() as usize % 6]);
+            }
+            text.push(0);
+            // A rare word alone: its one pair has no neighbour to lose to.
+            let w = next() % 400;
+            text.extend([b'a' + (w % 20) as u8, b'A' + (w / 20) as u8, 0]);
+        }
+        let run = |listed: u32| {
+            let mut seq = Seq::of_bytes(&text).unwrap();
+            let mut exp: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+            grow_listing(&mut seq, &mut exp, listed);
+            (exp, seq.symbols().collect::<Vec<u16>>())
+        };
+        let all = run(1);
+        assert_eq!(run(MIN_USES), all);
+        // The input has pairs that a higher bound would leave unmerged.
+        assert_ne!(run(2 * MIN_USES), all);
+    }
+
+    #[test]
     fn a_pair_across_strings_is_no_pair() {
         // `a` ends one string and `b` starts the next: not `a b`.
         let mut seq = Seq::of_bytes(b"xa\0bx\0ab\0").unwrap();
-        let mut pairs = Pairs::of(&seq);
+        let mut pairs = Pairs::of(&seq, 1);
         let (a, b) = (u16::from(b'a'), u16::from(b'b'));
         assert_eq!(pairs.count(key(a, b)), 1);
         merge_pair(&mut seq, (a, b), 300, &mut pairs);
