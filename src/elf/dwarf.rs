@@ -333,7 +333,8 @@ impl SymbolTable {
         }
         let i = cursor.checked_sub(1)?;
         let (a, size, _) = &self.syms[i];
-        (*size == 0 || a + size > addr).then_some(i)
+        // A forged size may reach past the address space: it covers to its end.
+        (*size == 0 || a.saturating_add(*size) > addr).then_some(i)
     }
 
     /// Symbol `i`'s name, demangled as frames are, interned in `strings`
@@ -935,6 +936,14 @@ pub fn checked_source_table(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A forged size past the address space covers to its end (kmod_elf).
+    #[test]
+    fn a_size_past_the_address_space_covers_to_its_end() {
+        let t = SymbolTable::from_symbols(vec![(u64::MAX - 4, 16, b"f".to_vec())]);
+        assert_eq!(t.symbol_at(&mut 0, u64::MAX - 1), Some(0));
+        assert_eq!(t.symbol_at(&mut 0, 5), None);
+    }
 
     /// Shared by workers, cut into pieces wherever they take over, and
     /// merged, the sweep of this test binary's own DWARF (line tables and
