@@ -143,7 +143,7 @@ fn read_source_table_in(
             }
             _ => false,
         })
-        .map(|s| (s.address(), s.address() + s.size()))
+        .map(|s| (s.address(), s.address().saturating_add(s.size())))
         .collect();
     exec.sort_unstable();
     if exec.is_empty() {
