@@ -25,6 +25,7 @@ use std::path::Path;
 use object::{Object, ObjectKind, ObjectSection, SectionFlags};
 
 use super::intern::{Interner, Map, Swept, merge};
+use super::symtab::{SymbolTable, llvm_symtab};
 use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
 
 /// Why DWARF could not be read.
@@ -129,6 +130,37 @@ fn read_source_table_in(
     let obj = cache
         .parse()
         .map_err(|e| fail(format!("{}: not an ELF file: {e}", path.display())))?;
+    let out = table_of(&obj, path, sharing, discriminators, true)?;
+    // The section buffers are freed later, once nothing borrows them.
+    drop(obj);
+    crate::reclaim::drop_later(cache);
+    Ok(out)
+}
+
+/// [`read_source_table`] of an ELF image in memory, named `name` in
+/// errors, swept by one worker and without looking for split DWARF files
+/// (fuzzing, tests).
+///
+/// Errors: as [`read_source_table`].
+pub fn source_table_from_bytes(
+    data: &[u8],
+    name: &Path,
+    discriminators: bool,
+) -> Result<(SourceTable, DwarfStats), DwarfError> {
+    let obj = object::File::parse(data)
+        .map_err(|e| fail(format!("{}: not an ELF file: {e}", name.display())))?;
+    table_of(&obj, name, Some((1, MIN_PIECE)), discriminators, false)
+}
+
+/// The source table of `obj`, named `path` in errors (and beside which
+/// split DWARF is looked for, with `find_splits`).
+fn table_of<'d, R: object::ReadRef<'d>>(
+    obj: &object::File<'d, R>,
+    path: &Path,
+    sharing: Option<(usize, usize)>,
+    discriminators: bool,
+    find_splits: bool,
+) -> Result<(SourceTable, DwarfStats), DwarfError> {
     if obj.kind() == ObjectKind::Relocatable {
         return Err(fail(format!(
             "{}: a relocatable object (.o/.ko); give a linked executable (vmlinux)",
@@ -155,13 +187,13 @@ fn read_source_table_in(
             path.display()
         )));
     }
-    let symtab = llvm_symtab(&obj);
+    let symtab = llvm_symtab(obj);
     let endian = if obj.is_little_endian() {
         gimli::RunTimeEndian::Little
     } else {
         gimli::RunTimeEndian::Big
     };
-    let sections = super::section::dwarf_sections(&obj)
+    let sections = super::section::dwarf_sections(obj)
         .map_err(|e| fail(format!("{}: {e}", path.display())))?;
     let mut dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, endian));
     // Every unit is parsed by the boundary walk, then by each piece's
@@ -170,7 +202,11 @@ fn read_source_table_in(
     dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
     let dwarf = std::sync::Arc::new(dwarf);
     let dwarf_err = |e: gimli::Error| fail(format!("{}: DWARF: {e}", path.display()));
-    let split_files = super::split::SplitFiles::read(&dwarf, path, endian).map_err(dwarf_err)?;
+    let split_files = if find_splits {
+        super::split::SplitFiles::read(&dwarf, path, endian).map_err(dwarf_err)?
+    } else {
+        super::split::SplitFiles::default()
+    };
     let splits = split_files.borrow(endian);
     let split_of = |id, parent: &gimli::Dwarf<_>| splits.dwarf(id, parent);
     let mut stats = DwarfStats {
@@ -202,12 +238,7 @@ fn read_source_table_in(
         OuterName::SymbolTable,
     )
     .map_err(dwarf_err)?;
-    // The section buffers are freed later, once nothing borrows them.
-    drop(split_files);
-    drop(dwarf);
-    drop(sections);
-    drop(obj);
-    crate::reclaim::drop_later((cache, bounds, symtab));
+    crate::reclaim::drop_later((bounds, symtab));
     Ok((table, stats))
 }
 
@@ -265,88 +296,6 @@ fn default_pieces(n: usize) -> usize {
     {
         let _ = n;
         1
-    }
-}
-
-/// The ELF symbol table as llvm-symbolizer reads it
-/// (`SymbolizableObjectFile`, LLVM 14): function, data and untyped symbols
-/// (STT_FUNC, STT_GNU_IFUNC, STT_OBJECT, STT_NOTYPE: assembly entry points
-/// are untyped) defined in a section, sorted by address then size, one per address (the largest
-/// size; among equal sizes the last in table order).
-pub(crate) struct SymbolTable {
-    /// (address, size, name), ascending addresses.
-    syms: Vec<(u64, u64, Vec<u8>)>,
-    /// The names are as the symbol table spells them, demangled when a
-    /// frame is named by one: most symbols (data, and functions of no
-    /// boundary) never are, and a C++ demangling costs microseconds.
-    mangled: bool,
-}
-
-impl SymbolTable {
-    /// The table of `syms` (address, size, name) in symbol-table order:
-    /// sorted by address then size, one per address (the largest size;
-    /// among equal sizes the last in table order).
-    pub(crate) fn from_symbols(mut syms: Vec<(u64, u64, Vec<u8>)>) -> Self {
-        syms.sort_by_key(|s| (s.0, s.1)); // stable: table order among equals
-        let mut out: Vec<(u64, u64, Vec<u8>)> = Vec::with_capacity(syms.len());
-        for s in syms {
-            match out.last_mut() {
-                Some(l) if l.0 == s.0 => *l = s,
-                _ => out.push(s),
-            }
-        }
-        SymbolTable {
-            syms: out,
-            mangled: false,
-        }
-    }
-}
-
-fn llvm_symtab<'d, R: object::ReadRef<'d>>(obj: &object::File<'d, R>) -> SymbolTable {
-    use object::{ObjectSymbol, SymbolFlags, SymbolSection, elf};
-    let syms: Vec<(u64, u64, Vec<u8>)> = obj
-        .symbols()
-        .filter(|s| match s.flags() {
-            SymbolFlags::Elf { st_info, .. } => matches!(
-                st_info & 0xF,
-                elf::STT_NOTYPE | elf::STT_OBJECT | elf::STT_FUNC | elf::STT_GNU_IFUNC
-            ),
-            _ => false,
-        })
-        .filter(|s| matches!(s.section(), SymbolSection::Section(_)))
-        .filter_map(|s| Some((s.address(), s.size(), s.name_bytes().ok()?.to_vec())))
-        .collect();
-    SymbolTable {
-        mangled: true,
-        ..SymbolTable::from_symbols(syms)
-    }
-}
-
-impl SymbolTable {
-    /// llvm-symbolizer's `getNameFromSymbolTable`: the last symbol at or
-    /// below `addr`, unless it has a size that ends at or before `addr`.
-    /// For ascending addresses: `cursor` (0 at first) counts the symbols
-    /// at or below the last address asked for. The symbol's index.
-    fn symbol_at(&self, cursor: &mut usize, addr: u64) -> Option<usize> {
-        while *cursor < self.syms.len() && self.syms[*cursor].0 <= addr {
-            *cursor += 1;
-        }
-        let i = cursor.checked_sub(1)?;
-        let (a, size, _) = &self.syms[i];
-        // A forged size may reach past the address space: it covers to its end.
-        (*size == 0 || a.saturating_add(*size) > addr).then_some(i)
-    }
-
-    /// Symbol `i`'s name, demangled as frames are, interned in `strings`
-    /// (`scratch` holds the demangling).
-    fn name_id(&self, i: usize, strings: &mut Interner, scratch: &mut Vec<u8>) -> u32 {
-        let raw = &self.syms[i].2;
-        scratch.clear();
-        if self.mangled && super::functions::demangle_into(raw, scratch) {
-            strings.id(scratch)
-        } else {
-            strings.id(raw)
-        }
     }
 }
 
@@ -990,5 +939,27 @@ mod tests {
         assert_eq!(without.rows, with.rows);
         assert_eq!(without.nodes, with.nodes);
         assert_eq!(without.strings, with.strings);
+    }
+
+    /// An image in memory reads as the file does (what the fuzz target
+    /// `elf_lines` relies on); a relocatable one is refused, by name.
+    #[test]
+    fn bytes_read_as_the_file_does() {
+        let elf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lines/inl.elf");
+        let (file, _) = read_source_table_in(&elf, Some((1, MIN_PIECE)), true).unwrap();
+        let bytes = std::fs::read(&elf).unwrap();
+        let (mem, _) = source_table_from_bytes(&bytes, Path::new("inl.elf"), true).unwrap();
+        assert!(file.rows.len() > 20);
+        assert_eq!(mem.rows, file.rows);
+        assert_eq!(mem.nodes, file.nodes);
+        assert_eq!(mem.files, file.files);
+        assert_eq!(mem.strings, file.strings);
+        let ko = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kmod/ksym_test.ko");
+        let e = source_table_from_bytes(&std::fs::read(ko).unwrap(), Path::new("m.ko"), true);
+        assert!(
+            e.unwrap_err()
+                .what
+                .starts_with("m.ko: a relocatable object")
+        );
     }
 }

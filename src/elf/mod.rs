@@ -14,6 +14,7 @@
 //! - [`dwarf`]: DWARF line programs and inline trees to a source table;
 //! - `intern`: the source table's ids, and a cut sweep's pieces merged;
 //! - `split`: the `.dwo` files and `.dwp` package of split DWARF;
+//! - `symtab`: the symbol table as llvm-symbolizer names frames from it;
 //! - `file`: an ELF file read in pieces, its string tables whole;
 //! - `section`: a section's bytes, decompressed;
 //! - `share`: indices dealt out among workers, halves taken over;
@@ -39,4 +40,5 @@ pub(crate) mod section;
 pub(crate) mod share;
 pub(crate) mod split;
 pub mod symbols;
+pub(crate) mod symtab;
 pub mod tree;

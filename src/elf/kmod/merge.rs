@@ -14,8 +14,9 @@ use super::ModuleError;
 use super::file::ModuleInfo;
 use super::reloc::{Relocations, relocations};
 use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
-use crate::elf::dwarf::{OuterName, SymbolTable, table_from_dwarf};
+use crate::elf::dwarf::{OuterName, table_from_dwarf};
 use crate::elf::intern::Interner;
+use crate::elf::symtab::SymbolTable;
 
 /// The source table of a module whose executable sections are at `bases`
 /// (by position in `info.sections`): its DWARF read through relocations

@@ -1,0 +1,29 @@
+//! Arbitrary bytes as an ELF file with DWARF (`ksym-pack --lines ELF`,
+//! user-space and vmlinux alike): reading its source table must return it
+//! or an error naming the file, never panic. An accepted table encodes
+//! into a `lines` section (or is refused by the writer with a reason),
+//! and an encoded section parses and passes the deep check, as every
+//! table read from DWARF must (FORMAT.md §15.5).
+#![no_main]
+
+use std::path::Path;
+
+use ksym::blob::v2::source_lines::read::LineTable;
+use ksym::blob::v2::source_lines::write::encode_lines;
+use ksym::elf::dwarf::source_table_from_bytes;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let table = match source_table_from_bytes(data, Path::new("fuzz.elf"), true) {
+        Ok((t, _)) => t,
+        Err(e) => {
+            assert!(e.what.starts_with("fuzz.elf: "), "{}", e.what);
+            return;
+        }
+    };
+    let Ok(section) = encode_lines(&table, false) else {
+        return;
+    };
+    let t = LineTable::parse(&section, 0).expect("an encoded table parses");
+    t.verify().expect("an encoded table passes the deep check");
+});
