@@ -238,7 +238,7 @@ fn table_of<'d, R: object::ReadRef<'d>>(
         OuterName::SymbolTable,
     )
     .map_err(dwarf_err)?;
-    crate::reclaim::drop_later((bounds, symtab));
+    crate::reclaim::drop_later(symtab);
     Ok((table, stats))
 }
 
@@ -558,12 +558,7 @@ fn dwarf_name<R: gimli::Reader>(
     if let Some(&id) = at.and_then(|k| name_at.get(&k)) {
         return Ok(id);
     }
-    scratch.clear();
-    let id = if super::functions::demangle_into(&raw, scratch) {
-        strings.id(scratch)
-    } else {
-        strings.id(&raw)
-    };
+    let id = strings.id_demangled(&raw, scratch);
     if let Some(k) = at {
         name_at.insert(k, id);
     }

@@ -29,6 +29,18 @@ impl Interner {
         }
     }
 
+    /// The id of `raw` demangled as frames are
+    /// ([`super::functions::demangle_into`]), or of `raw` itself when it is
+    /// no Rust or C++ name; `scratch` holds the demangling.
+    pub(crate) fn id_demangled(&mut self, raw: &[u8], scratch: &mut Vec<u8>) -> u32 {
+        scratch.clear();
+        if super::functions::demangle_into(raw, scratch) {
+            self.id(scratch)
+        } else {
+            self.id(raw)
+        }
+    }
+
     /// [`Interner::id`] of a string the caller gives up.
     fn id_owned(&mut self, s: Vec<u8>) -> u32 {
         match self.ids.get(&s) {

@@ -78,9 +78,8 @@ impl SymbolTable {
     /// (`scratch` holds the demangling).
     pub(super) fn name_id(&self, i: usize, strings: &mut Interner, scratch: &mut Vec<u8>) -> u32 {
         let raw = &self.syms[i].2;
-        scratch.clear();
-        if self.mangled && super::functions::demangle_into(raw, scratch) {
-            strings.id(scratch)
+        if self.mangled {
+            strings.id_demangled(raw, scratch)
         } else {
             strings.id(raw)
         }
