@@ -287,6 +287,8 @@ impl PackJob {
             lines = Some((found, columns));
         }
         let elf = elf.into_iter().next();
+        // The list's demanglings of --elf's symbols, for the DWARF sweep.
+        let demangled = crate::elf::functions::SharedDemangled::default();
         // The symbol list (and for v2 its names' token codes), vmlinux's
         // DWARF and the modules are read at once: the DWARF does not need
         // the list until it is checked against it (below), and the names
@@ -299,8 +301,10 @@ impl PackJob {
                     None,
                 ),
                 (None, Some(bin)) => {
-                    let f = crate::elf::functions::function_symbols(bin, &dirs)
+                    let mut f = crate::elf::functions::function_symbols(bin, &dirs)
                         .map_err(|e| CliError::input("--elf", e))?;
+                    // Set once, by this thread alone.
+                    let _ = demangled.set(std::mem::take(&mut f.demangled));
                     if verbose {
                         eprintln!(
                             "ksym-pack: --elf: {} functions from {} of {}",
@@ -371,7 +375,11 @@ impl PackJob {
                     // (llvm-symbolizer and perf print none).
                     let with_discriminators = elf.is_none() || discriminators;
                     v2_lines.map(|(path, _)| {
-                        crate::elf::dwarf::read_source_table(path, with_discriminators)
+                        crate::elf::dwarf::read_source_table_naming(
+                            path,
+                            with_discriminators,
+                            demangled.clone(),
+                        )
                     })
                 },
                 || {

@@ -18,15 +18,17 @@
 //! objects are refused by [`read_source_table`]. Kernel modules (`.ko`) are
 //! relocated by `ksym::elf::kmod`, which hands the result to the same sweep.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 
 use object::{Object, ObjectKind, ObjectSection, SectionFlags};
 
-use super::intern::{Interner, Map, Swept, merge};
+use super::functions::SharedDemangled;
+use super::intern::merge;
+pub(crate) use super::sweep::OuterName;
+use super::sweep::{SplitOf, in_exec, sweep};
 use super::symtab::{SymbolTable, llvm_symtab};
-use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
+use crate::blob::v2::source_lines::write::SourceTable;
 
 /// Why DWARF could not be read.
 #[derive(Debug)]
@@ -48,12 +50,6 @@ fn fail(what: impl fmt::Display) -> DwarfError {
         what: what.to_string(),
     }
 }
-
-/// The split DWARF of a skeleton unit (DWO id, the skeleton's file), with
-/// [`gimli::Dwarf::make_dwo`] done; `None` where it was not found (see
-/// [`super::split`]).
-type SplitOf<'f, R> =
-    &'f (dyn Fn(gimli::DwoId, &gimli::Dwarf<R>) -> Option<gimli::Dwarf<R>> + Sync);
 
 /// Counters of one extraction, for `ksym-pack -v` and the closing notes.
 #[derive(Debug, Clone, Default)]
@@ -112,7 +108,21 @@ pub fn read_source_table(
     path: &Path,
     discriminators: bool,
 ) -> Result<(SourceTable, DwarfStats), DwarfError> {
-    read_source_table_in(path, None, discriminators)
+    read_source_table_in(path, None, discriminators, None)
+}
+
+/// [`read_source_table`], naming frames with the symbol list's
+/// demanglings of `path`'s symbol table once `names` holds them
+/// ([`super::functions::DemangledNames`]: a thread reading the symbols
+/// beside this one fills it). The same table, with less work.
+///
+/// Errors: as [`read_source_table`].
+pub fn read_source_table_naming(
+    path: &Path,
+    discriminators: bool,
+    names: SharedDemangled,
+) -> Result<(SourceTable, DwarfStats), DwarfError> {
+    read_source_table_in(path, None, discriminators, Some(names))
 }
 
 /// [`read_source_table`] with the sweep shared by `sharing`'s number of
@@ -122,6 +132,7 @@ fn read_source_table_in(
     path: &Path,
     sharing: Option<(usize, usize)>,
     discriminators: bool,
+    names: Option<SharedDemangled>,
 ) -> Result<(SourceTable, DwarfStats), DwarfError> {
     // Reads only the sections asked for (about a third of a vmlinux), and
     // never maps the file: a rewrite under us cannot raise SIGBUS.
@@ -130,7 +141,9 @@ fn read_source_table_in(
     let obj = cache
         .parse()
         .map_err(|e| fail(format!("{}: not an ELF file: {e}", path.display())))?;
-    let out = table_of(&obj, path, sharing, discriminators, true)?;
+    // Names are shared by file: the list's file is known canonical.
+    let names = names.and_then(|n| Some((std::fs::canonicalize(path).ok()?, n)));
+    let out = table_of(&obj, path, sharing, discriminators, true, names)?;
     // The section buffers are freed later, once nothing borrows them.
     drop(obj);
     crate::reclaim::drop_later(cache);
@@ -149,7 +162,14 @@ pub fn source_table_from_bytes(
 ) -> Result<(SourceTable, DwarfStats), DwarfError> {
     let obj = object::File::parse(data)
         .map_err(|e| fail(format!("{}: not an ELF file: {e}", name.display())))?;
-    table_of(&obj, name, Some((1, MIN_PIECE)), discriminators, false)
+    table_of(
+        &obj,
+        name,
+        Some((1, MIN_PIECE)),
+        discriminators,
+        false,
+        None,
+    )
 }
 
 /// The source table of `obj`, named `path` in errors (and beside which
@@ -160,6 +180,7 @@ fn table_of<'d, R: object::ReadRef<'d>>(
     sharing: Option<(usize, usize)>,
     discriminators: bool,
     find_splits: bool,
+    names: Option<(std::path::PathBuf, SharedDemangled)>,
 ) -> Result<(SourceTable, DwarfStats), DwarfError> {
     if obj.kind() == ObjectKind::Relocatable {
         return Err(fail(format!(
@@ -187,7 +208,7 @@ fn table_of<'d, R: object::ReadRef<'d>>(
             path.display()
         )));
     }
-    let symtab = llvm_symtab(obj);
+    let symtab = llvm_symtab(obj, names);
     let endian = if obj.is_little_endian() {
         gimli::RunTimeEndian::Little
     } else {
@@ -297,11 +318,6 @@ fn default_pieces(n: usize) -> usize {
         let _ = n;
         1
     }
-}
-
-fn in_exec(exec: &[(u64, u64)], a: u64) -> bool {
-    let i = exec.partition_point(|&(s, _)| s <= a);
-    i > 0 && a < exec[i - 1].1
 }
 
 /// A step of the discriminator function: (address, discriminator).
@@ -522,269 +538,6 @@ fn function_bounds<R: gimli::Reader>(
     Ok(())
 }
 
-/// Where the outermost frame's name comes from (docs/FORMAT.md §15, §16.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum OuterName {
-    /// The ELF symbol table first, as llvm-symbolizer names it (vmlinux).
-    SymbolTable,
-    /// DWARF first, the symbol table where DWARF has no function, as
-    /// elfutils' `eu-addr2line` names it (modules, whose `init_module` and
-    /// `cleanup_module` aliases would otherwise name every init function).
-    Dwarf,
-}
-
-/// A frame's DWARF function name as a string id: demangled and interned
-/// once per `.debug_str` place (`name_at`); "" for a function DIE without
-/// a name, `u32::MAX` for a location without a function DIE.
-fn dwarf_name<R: gimli::Reader>(
-    function: Option<addr2line::FunctionName<R>>,
-    has_die: bool,
-    strings: &mut Interner,
-    name_at: &mut Map<(usize, usize), u32>,
-    scratch: &mut Vec<u8>,
-) -> Result<u32, gimli::Error> {
-    let Some(n) = function else {
-        return Ok(if has_die { strings.id(b"") } else { u32::MAX });
-    };
-    // The bytes, not addr2line's `raw_name` (which checks UTF-8 on every
-    // frame): names are bytes in the blob.
-    let raw = n.name.to_slice()?;
-    // A name borrowed from .debug_str is the same bytes at the same place
-    // for every frame of its function.
-    let at = match &raw {
-        Cow::Borrowed(s) => Some((s.as_ptr() as usize, s.len())),
-        Cow::Owned(_) => None,
-    };
-    if let Some(&id) = at.and_then(|k| name_at.get(&k)) {
-        return Ok(id);
-    }
-    let id = strings.id_demangled(&raw, scratch);
-    if let Some(k) = at {
-        name_at.insert(k, id);
-    }
-    Ok(id)
-}
-
-/// Builds the table: asks `addr2line` for the frames at each boundary.
-fn sweep<R: gimli::Reader>(
-    ctx: &addr2line::Context<R>,
-    split: SplitOf<'_, R>,
-    bounds: &mut dyn Iterator<Item = u64>,
-    exec: &[(u64, u64)],
-    symtab: &SymbolTable,
-    discriminators: &[(u64, u32)],
-    outer_name: OuterName,
-) -> Result<Swept, gimli::Error> {
-    let mut strings = Interner::default();
-    // File paths by the `&str` addr2line returns, split into directory and
-    // base name (ids into `strings`); file id 0 means "no file".
-    let mut files: Map<String, u32> = Map::default();
-    let mut file_list: Vec<(u32, u32)> = vec![(0, 0)];
-    let mut nodes: Map<InlineNode, u32> = Map::default();
-    let mut node_list: Vec<InlineNode> = vec![InlineNode::default()];
-    let mut rows: Vec<LineRow> = Vec::new();
-    let mut demangled = Vec::new();
-    let mut name_at: Map<(usize, usize), u32> = Map::default();
-    // Frames of one address, outermost first: (function, call site).
-    let mut chain: Vec<(u32, u32, u32, u32)> = Vec::new();
-
-    // addr2line hands out each path from its unit's file table, the same
-    // bytes at the same place on every frame: known by that place, a path
-    // is not hashed again (on a Rust binary, millions of frames).
-    let mut file_at: Map<(usize, usize), u32> = Map::default();
-    let mut file_id = |path: Option<&str>, strings: &mut Interner| -> u32 {
-        let Some(p) = path else { return 0 };
-        let at = (p.as_ptr() as usize, p.len());
-        if let Some(&id) = file_at.get(&at) {
-            return id;
-        }
-        let id = match files.get(p) {
-            Some(&id) => id,
-            None => {
-                let (dir, base) = match p.rfind('/') {
-                    Some(i) => (&p[..i], &p[i + 1..]),
-                    None => ("", p),
-                };
-                let e = (strings.id(dir.as_bytes()), strings.id(base.as_bytes()));
-                let id = file_list.len() as u32;
-                file_list.push(e);
-                files.insert(p.to_owned(), id);
-                id
-            }
-        };
-        file_at.insert(at, id);
-        id
-    };
-    // The previous address's nodes, outermost first: neighbouring
-    // addresses share their outer frames, found here without a hash.
-    let mut prev_nodes: Vec<(InlineNode, u32)> = Vec::new();
-    // Cursors into the sorted discriminator steps and symbols: the
-    // boundaries come in ascending order.
-    let (mut disc_at, mut sym_at) = (0usize, 0usize);
-    // The last symbol named (index, string id): a function's boundaries
-    // come together, its name demangled and hashed once for them all.
-    let mut last_sym: Option<(usize, u32)> = None;
-
-    for addr in bounds {
-        let mut row = LineRow {
-            address: addr,
-            ..LineRow::default()
-        };
-        if in_exec(exec, addr) {
-            chain.clear();
-            let mut lookup = ctx.find_frames(addr);
-            let mut frames = loop {
-                match lookup {
-                    addr2line::LookupResult::Output(frames) => break frames?,
-                    addr2line::LookupResult::Load { load, continuation } => {
-                        let d = split(load.dwo_id, &load.parent).map(std::sync::Arc::new);
-                        lookup = addr2line::LookupContinuation::resume(continuation, d);
-                    }
-                }
-            };
-            let mut innermost: Option<(u32, u32, u32)> = None;
-            let mut first = true;
-            let mut outer_fn = None;
-            while let Some(f) = frames.next()? {
-                let (file, line, col) = match &f.location {
-                    Some(l) => (
-                        file_id(l.file, &mut strings),
-                        l.line.unwrap_or(0),
-                        l.column.unwrap_or(0),
-                    ),
-                    None => (0, 0, 0),
-                };
-                if first {
-                    innermost = Some((file, line, col));
-                    first = false;
-                } else {
-                    // This frame's location is where the previous (inner)
-                    // frame was called from.
-                    if let Some(last) = chain.last_mut() {
-                        (last.1, last.2, last.3) = (file, line, col);
-                    }
-                }
-                // A frame that has an outer one is inlined: its DWARF name
-                // is the frame's. The outermost frame's is needed only
-                // where the symbol table does not name it (below).
-                if let Some((function, has_die)) = outer_fn.take()
-                    && let Some(last) = chain.last_mut()
-                {
-                    last.0 = dwarf_name(
-                        function,
-                        has_die,
-                        &mut strings,
-                        &mut name_at,
-                        &mut demangled,
-                    )?;
-                }
-                chain.push((u32::MAX, 0, 0, 0));
-                outer_fn = Some((f.function, f.dw_die_offset.is_some()));
-            }
-            if let Some((file, line, col)) = innermost {
-                row.file = file;
-                row.line = line;
-                row.column = col;
-                while disc_at < discriminators.len() && discriminators[disc_at].0 <= addr {
-                    disc_at += 1;
-                }
-                if file != 0 && disc_at > 0 {
-                    row.discriminator = discriminators[disc_at - 1].1;
-                }
-            }
-            // The outermost frame is named from the symbol table when a
-            // symbol covers the address, as llvm-symbolizer does (`foo.cold`,
-            // assembly entry points); otherwise by DWARF, or "" (padding
-            // between functions). A location without any function is such
-            // a frame too.
-            let sym_index = symtab.symbol_at(&mut sym_at, addr);
-            // A C++ demangling costs microseconds: the outermost frame's
-            // DWARF name is not demangled when a symbol names the frame.
-            let dwarf_outer = match outer_fn {
-                Some((function, has_die))
-                    if outer_name == OuterName::Dwarf || sym_index.is_none() =>
-                {
-                    dwarf_name(
-                        function,
-                        has_die,
-                        &mut strings,
-                        &mut name_at,
-                        &mut demangled,
-                    )?
-                }
-                _ => u32::MAX,
-            };
-            let sym = sym_index.map(|i| match last_sym {
-                Some((j, id)) if j == i => id,
-                _ => {
-                    let id = symtab.name_id(i, &mut strings, &mut demangled);
-                    last_sym = Some((i, id));
-                    id
-                }
-            });
-            if chain.is_empty() && innermost.is_some() {
-                chain.push((u32::MAX, 0, 0, 0));
-            }
-            if let Some(outer) = chain.last_mut() {
-                outer.0 = match (sym, dwarf_outer) {
-                    (_, d) if outer_name == OuterName::Dwarf && d != u32::MAX => d,
-                    (Some(s), _) => s,
-                    (None, u32::MAX) => strings.id(b""),
-                    (None, d) => d,
-                };
-            }
-            let mut parent = 0u32;
-            // chain[i]'s call site (fields 1..3) is in chain[i + 1]: walk
-            // outermost first.
-            for i in (0..chain.len()).rev() {
-                let (name, cf, cl, cc) = chain[i];
-                let (cf, cl, cc) = if i + 1 < chain.len() {
-                    (cf, cl, cc)
-                } else {
-                    (0, 0, 0)
-                };
-                let key = InlineNode {
-                    parent,
-                    name,
-                    call_file: cf,
-                    call_line: cl,
-                    call_column: cc,
-                };
-                let depth = chain.len() - 1 - i;
-                parent = match prev_nodes.get(depth) {
-                    Some(&(k, id)) if k == key => id,
-                    _ => {
-                        let next = node_list.len() as u32;
-                        let id = *nodes.entry(key).or_insert_with(|| {
-                            node_list.push(key);
-                            next
-                        });
-                        prev_nodes.truncate(depth);
-                        prev_nodes.push((key, id));
-                        id
-                    }
-                };
-            }
-            row.node = parent;
-        }
-        let key = |r: &LineRow| (r.file, r.line, r.column, r.node, r.discriminator);
-        if rows.last().is_some_and(|r| key(r) == key(&row)) {
-            continue;
-        }
-        rows.push(row);
-    }
-    Ok(Swept {
-        table: SourceTable {
-            rows,
-            nodes: node_list,
-            files: file_list,
-            strings: strings.strings,
-        },
-        string_ids: strings.ids,
-        node_ids: nodes,
-    })
-}
-
 /// The source table of already-loaded DWARF over the executable ranges
 /// `exec` (sorted `(start, end)`), outermost frames named from `symtab`:
 /// the same boundaries and sweep as [`read_source_table`], for DWARF that
@@ -895,7 +648,7 @@ mod tests {
     #[test]
     fn pieces_merge_into_the_one_sweeps_table() {
         let exe = std::env::current_exe().unwrap();
-        let (whole, stats) = read_source_table_in(&exe, Some((1, 1)), true).unwrap();
+        let (whole, stats) = read_source_table_in(&exe, Some((1, 1)), true, None).unwrap();
         assert!(
             stats.boundaries > 1000 && whole.nodes.len() > 100,
             "{stats:?}"
@@ -912,7 +665,7 @@ mod tests {
             (7, 1),
             (3, 300),
         ] {
-            let (cut, _) = read_source_table_in(&exe, Some(sharing), true).unwrap();
+            let (cut, _) = read_source_table_in(&exe, Some(sharing), true, None).unwrap();
             assert_eq!(cut.strings, whole.strings, "{sharing:?}");
             assert_eq!(cut.files, whole.files, "{sharing:?}");
             assert_eq!(cut.nodes, whole.nodes, "{sharing:?}");
@@ -920,14 +673,50 @@ mod tests {
         }
     }
 
+    /// The symbol list's demanglings name the frames they cover as the
+    /// sweep's own would (the same table), and it is they that name them
+    /// (a forged one shows), for the file they were read from alone.
+    #[test]
+    fn the_lists_demanglings_name_frames_as_the_sweep_would() {
+        use super::super::functions::{DemangledNames, function_symbols};
+        let exe = std::env::current_exe().unwrap();
+        let sharing = Some((2, MIN_PIECE));
+        let read = |names: Option<DemangledNames>| {
+            let shared = names.map(|n| {
+                let s = SharedDemangled::default();
+                s.set(n).unwrap();
+                s
+            });
+            read_source_table_in(&exe, sharing, true, shared).unwrap().0
+        };
+        let own = read(None);
+        let f = function_symbols(&exe, &Default::default()).unwrap();
+        let (file, names) = (f.demangled.file.clone(), f.demangled.names.clone());
+        assert!(file.is_some() && names.len() > 1000, "{}", names.len());
+        let with = read(Some(f.demangled));
+        assert_eq!(with.strings, own.strings);
+        assert_eq!(with.nodes, own.nodes);
+        assert_eq!(with.rows, own.rows);
+        let forged = |file| DemangledNames {
+            file,
+            names: (names.iter())
+                .map(|(i, n)| (*i, [&b"forged::"[..], n].concat()))
+                .collect(),
+        };
+        let shown = read(Some(forged(file)));
+        assert!(shown.strings.iter().any(|s| s.starts_with(b"forged::")));
+        let elsewhere = read(Some(forged(Some("/elsewhere".into()))));
+        assert_eq!(elsewhere.strings, own.strings);
+    }
+
     /// Read without discriminators, a table is the one read with them and
     /// then dropped (tests/data/lines/inl.elf: gcc -O2 gives 16 rows one).
     #[test]
     fn a_table_read_without_discriminators_is_one_they_were_dropped_from() {
         let elf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lines/inl.elf");
-        let (mut with, _) = read_source_table_in(&elf, Some((1, 1)), true).unwrap();
+        let (mut with, _) = read_source_table_in(&elf, Some((1, 1)), true, None).unwrap();
         assert!(with.rows.iter().any(|r| r.discriminator != 0));
-        let (without, _) = read_source_table_in(&elf, Some((1, 1)), false).unwrap();
+        let (without, _) = read_source_table_in(&elf, Some((1, 1)), false, None).unwrap();
         assert!(without.rows.iter().all(|r| r.discriminator == 0));
         assert!(without.rows.len() < with.rows.len());
         with.drop_discriminators();
@@ -941,7 +730,7 @@ mod tests {
     #[test]
     fn bytes_read_as_the_file_does() {
         let elf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lines/inl.elf");
-        let (file, _) = read_source_table_in(&elf, Some((1, MIN_PIECE)), true).unwrap();
+        let (file, _) = read_source_table_in(&elf, Some((1, MIN_PIECE)), true, None).unwrap();
         let bytes = std::fs::read(&elf).unwrap();
         let (mem, _) = source_table_from_bytes(&bytes, Path::new("inl.elf"), true).unwrap();
         assert!(file.rows.len() > 20);

@@ -64,7 +64,40 @@ pub struct Functions {
     pub file: PathBuf,
     /// The binary's `PT_LOAD` program headers (FORMAT.md §10.8).
     pub segments: Vec<LoadSegment>,
+    /// The symbol names demangled for the list, by symbol index: the
+    /// DWARF sweep names frames from the same symbol table.
+    pub demangled: DemangledNames,
 }
+
+/// The names [`function_symbols`] demangled, by their index in the
+/// `.symtab` of `file`, so that the DWARF sweep, which names frames from
+/// that table (`symtab.rs`), does not demangle them again (a C++
+/// demangling costs about a microsecond). Only names without a symbol
+/// version, which demangle alike in both.
+#[derive(Debug, Default)]
+pub struct DemangledNames {
+    /// The file whose `.symtab` was read, canonical; `None` when the names
+    /// came from elsewhere (`.dynsym`).
+    pub(crate) file: Option<PathBuf>,
+    /// (symbol index, demangled name), ascending indices.
+    pub(crate) names: Vec<(u32, Vec<u8>)>,
+}
+
+impl DemangledNames {
+    /// The demangled name of symbol `index` of `file`'s `.symtab` (a
+    /// canonical path), if it was demangled.
+    pub(crate) fn get(&self, file: &Path, index: u32) -> Option<&[u8]> {
+        if self.file.as_deref() != Some(file) {
+            return None;
+        }
+        let i = self.names.binary_search_by_key(&index, |n| n.0).ok()?;
+        Some(&self.names[i].1)
+    }
+}
+
+/// [`DemangledNames`] handed from the thread that reads the symbols to
+/// the one that reads the DWARF, once read.
+pub type SharedDemangled = std::sync::Arc<std::sync::OnceLock<DemangledNames>>;
 
 /// One symbol before ordering: address, size, type letter, name, and its
 /// rank among aliases (smaller first).
@@ -78,6 +111,8 @@ struct Candidate {
     name: Vec<u8>,
     rank: (bool, u8, u8, std::cmp::Reverse<usize>),
     index: usize,
+    /// `name` is `raw` demangled, and `raw` had no symbol version.
+    demangled: bool,
     /// An untyped local label: kept only in a gap between functions.
     local_label: bool,
 }
@@ -105,27 +140,33 @@ pub fn function_symbols(path: &Path, dirs: &DebugDirs) -> Result<Functions, Stri
     } else {
         (segments_of(&obj), super::plt::plt_stubs(&obj))
     };
-    let (list, table) = functions_of(&obj, from_debug, path, &file, plt)?;
+    let (list, table, mut demangled) = functions_of(&obj, from_debug, path, &file, plt)?;
     drop(obj);
     crate::reclaim::drop_later(cache);
+    demangled.file = (table != Table::Dynsym)
+        .then(|| std::fs::canonicalize(&file).ok())
+        .flatten();
     Ok(Functions {
         list,
         table,
         file,
         segments,
+        demangled,
     })
 }
 
 /// The function symbols of a parsed ELF file `obj` (`from_debug`: it is
 /// `binary`'s separate debug file, named `file`) and the binary's PLT
-/// stubs `plt` ([`super::plt`]), with the table the symbols came from.
+/// stubs `plt` ([`super::plt`]), with the table the symbols came from and
+/// the names demangled, by symbol index ([`DemangledNames`], its file not
+/// yet set).
 fn functions_of<'d, R: object::ReadRef<'d>>(
     obj: &object::File<'d, R>,
     from_debug: bool,
     binary: &Path,
     file: &Path,
     plt: Vec<(u64, u64, Vec<u8>)>,
-) -> Result<(SymbolList, Table), String> {
+) -> Result<(SymbolList, Table, DemangledNames), String> {
     // The executable sections are the binary's; a debug file keeps their
     // headers (as NOBITS) with the same flags.
     let (mut syms, table) = match (obj.symbol_table(), from_debug) {
@@ -149,6 +190,7 @@ fn functions_of<'d, R: object::ReadRef<'d>>(
         kind: b't',
         rank: (false, 3, 0, std::cmp::Reverse(0)),
         index: usize::MAX,
+        demangled: false,
         local_label: false,
         name,
     }));
@@ -192,8 +234,13 @@ fn functions_of<'d, R: object::ReadRef<'d>>(
             .map_err(|e| format!("{}: {e}", file.display()))?;
         list.set_last_size(s.size);
     }
-    crate::reclaim::drop_later(syms);
-    Ok((list, table))
+    let mut names: Vec<(u32, Vec<u8>)> = syms
+        .into_iter()
+        .filter(|s| s.demangled)
+        .filter_map(|s| Some((u32::try_from(s.index).ok()?, s.name)))
+        .collect();
+    names.sort_unstable_by_key(|n| n.0);
+    Ok((list, table, DemangledNames { file: None, names }))
 }
 
 /// [`function_symbols`] of an ELF image in memory, named `name` in
@@ -203,12 +250,13 @@ fn functions_of<'d, R: object::ReadRef<'d>>(
 pub fn functions_from_bytes(data: &[u8], name: &Path) -> Result<Functions, String> {
     let obj = object::File::parse(data)
         .map_err(|e| format!("{}: not an ELF file: {e}", name.display()))?;
-    let (list, table) = functions_of(&obj, false, name, name, super::plt::plt_stubs(&obj))?;
+    let (list, table, _) = functions_of(&obj, false, name, name, super::plt::plt_stubs(&obj))?;
     Ok(Functions {
         list,
         table,
         file: name.to_path_buf(),
         segments: segments_of(&obj),
+        demangled: DemangledNames::default(),
     })
 }
 
@@ -244,7 +292,10 @@ fn collect<'d, 'f, R: object::ReadRef<'d>>(
 ) -> Vec<Candidate> {
     let exec = u64::from(object::elf::SHF_EXECINSTR);
     let mut out = Vec::new();
-    for (index, s) in symbols.enumerate() {
+    for s in symbols {
+        // Its index in the table: table order among aliases, and the key
+        // the DWARF sweep finds its demangling by.
+        let index = s.index().0;
         let SymbolSection::Section(sec) = s.section() else {
             continue;
         };
@@ -273,13 +324,14 @@ fn collect<'d, 'f, R: object::ReadRef<'d>>(
         if !in_code || !(typed || label) {
             continue;
         }
-        let Ok(raw) = s.name_bytes() else { continue };
+        let Ok(full) = s.name_bytes() else { continue };
         // `name@VERSION` and `name@@VERSION` (.symver): the name alone.
-        let raw = raw.split(|&b| b == b'@').next().unwrap_or(raw);
+        let raw = full.split(|&b| b == b'@').next().unwrap_or(full);
         if raw.is_empty() || crate::text::nm::is_mapping_or_local_label(raw) {
             continue;
         }
         let name = demangled(raw);
+        let demangled = raw.len() == full.len() && name != raw;
         let binding = if s.is_weak() {
             1
         } else if s.is_global() {
@@ -305,6 +357,7 @@ fn collect<'d, 'f, R: object::ReadRef<'d>>(
             ),
             name,
             index,
+            demangled,
             local_label: label && s.is_local(),
         });
     }

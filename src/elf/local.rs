@@ -35,7 +35,7 @@ pub struct LocalBlob {
 /// another build's) leaves the blob names only, with a
 /// [`LocalBlob::warning`] saying why.
 pub fn local_blob(path: &Path, dirs: &DebugDirs, lines: bool) -> Result<LocalBlob, String> {
-    let f = function_symbols(path, dirs)?;
+    let mut f = function_symbols(path, dirs)?;
     if f.list.is_empty() {
         return Err(format!(
             "{}: no function symbols in .symtab, its debug file's or .dynsym",
@@ -55,7 +55,11 @@ pub fn local_blob(path: &Path, dirs: &DebugDirs, lines: bool) -> Result<LocalBlo
             let addrs = (0..f.list.len()).map(|i| f.list.address(i));
             // DWARF that does not read costs the lines, not the names.
             // As `ksym-pack --elf --lines` packs it: no discriminators.
-            match dwarf::source_table_for(&debug, addrs, false) {
+            // Frames named with the list's demanglings, done already.
+            let names = super::functions::SharedDemangled::default();
+            let _ = names.set(std::mem::take(&mut f.demangled));
+            let read = dwarf::read_source_table_naming(&debug, false, names);
+            match read.and_then(|t| dwarf::checked_source_table(&debug, t, addrs)) {
                 Ok((table, _, w)) => {
                     opts.lines = Some((table, false));
                     (lines_from, warning) = (Some(debug), w);

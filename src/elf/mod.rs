@@ -14,6 +14,7 @@
 //! - [`dwarf`]: DWARF line programs and inline trees to a source table;
 //! - `intern`: the source table's ids, and a cut sweep's pieces merged;
 //! - `split`: the `.dwo` files and `.dwp` package of split DWARF;
+//! - `sweep`: the frames at each boundary, interned into a source table;
 //! - `symtab`: the symbol table as llvm-symbolizer names frames from it;
 //! - `file`: an ELF file read in pieces, its string tables whole;
 //! - `section`: a section's bytes, decompressed;
@@ -39,6 +40,7 @@ pub mod plt;
 pub(crate) mod section;
 pub(crate) mod share;
 pub(crate) mod split;
+pub(crate) mod sweep;
 pub mod symbols;
 pub(crate) mod symtab;
 pub mod tree;
