@@ -67,9 +67,8 @@ pub fn plt_stubs<'d, R: object::ReadRef<'d>>(
             true => 16,
             false => entry,
         };
-        let base = sec.address();
-        for (k, stub) in data.chunks_exact(entry as usize).enumerate() {
-            let at = base + k as u64 * entry;
+        let stubs = data.chunks_exact(entry as usize);
+        for (at, stub) in stub_addresses(sec.address(), stubs.len(), entry).zip(stubs) {
             let Some(p) = stub.windows(2).position(|w| w == [0xff, 0x25]) else {
                 continue;
             };
@@ -90,4 +89,49 @@ pub fn plt_stubs<'d, R: object::ReadRef<'d>>(
     }
     out.sort();
     out
+}
+
+/// The address of each of `n` stubs of `entry` bytes from `base`, as far
+/// as the address space holds them whole: a forged section address may
+/// leave no room for some, and those name nothing.
+fn stub_addresses(base: u64, n: usize, entry: u64) -> impl Iterator<Item = u64> {
+    (0..n as u64).map_while(move |k| {
+        let end = (k + 1)
+            .checked_mul(entry)
+            .and_then(|e| base.checked_add(e))?;
+        Some(end - entry)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stubs are where the section puts them, as far as the address space
+    /// holds them whole.
+    #[test]
+    fn stubs_past_the_address_space_are_none() {
+        let got: Vec<u64> = stub_addresses(0x1000, 3, 16).collect();
+        assert_eq!(got, [0x1000, 0x1010, 0x1020]);
+        let top = u64::MAX - 0x30;
+        let got: Vec<u64> = stub_addresses(top, 400, 16).collect();
+        assert_eq!(got, [top, top + 16, top + 32]);
+        assert_eq!(stub_addresses(u64::MAX, 2, 8).count(), 0);
+    }
+
+    /// A `.plt` whose forged address leaves no room for its stubs names
+    /// those it has room for, without overflowing (found by fuzz target
+    /// `elf_functions` after 2.7 million runs; its input is kept in the
+    /// corpus).
+    #[test]
+    fn a_forged_plt_address_does_not_overflow() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fuzz/corpus/elf_functions/regression-plt-address-overflow"
+        );
+        let data = std::fs::read(path).unwrap();
+        let obj = object::File::parse(&data[..]).unwrap();
+        let stubs = plt_stubs(&obj);
+        assert!(stubs.iter().all(|s| s.0.checked_add(s.1).is_some()));
+    }
 }
