@@ -41,62 +41,99 @@ pub struct PairCodes {
 /// returned.
 pub fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> PairCodes {
     let (mut exp, encoded) = narrow::learn(strings);
-    let narrow = number_by_frequency(encoded.iter().map(|&c| u16::from(c)), &exp);
+    let narrow_symbols = || encoded.iter().map(|&c| u16::from(c));
     // Past 4 GiB of one-byte codes (no symbol list comes near), the
     // one-byte table.
     let Some(mut seq) = wide::Seq::of_bytes(&encoded) else {
-        return narrow;
+        return number_by_frequency(narrow_symbols(), &exp);
     };
-    drop(encoded);
     wide::grow(&mut seq, &mut exp);
+    let narrow = Numbering::of(narrow_symbols(), &exp[..256]);
     if exp.len() == 256 {
-        return narrow;
+        return narrow.encode(narrow_symbols(), &exp[..256]);
     }
-    let wide = number_by_frequency(seq.symbols(), &exp);
-    let size =
-        |c: &PairCodes| c.encoded.len() + c.expansions.iter().map(|e| e.len() + 2).sum::<usize>();
-    if size(&narrow) <= size(&wide) {
-        narrow
+    // Sized first: only the smaller is encoded.
+    let wide = Numbering::of(seq.symbols(), &exp);
+    if narrow.size(&exp[..256]) <= wide.size(&exp) {
+        narrow.encode(narrow_symbols(), &exp[..256])
     } else {
-        wide
+        wide.encode(seq.symbols(), &exp)
     }
 }
 
-/// Numbers the symbols still in use by falling frequency (code 0 stays the
-/// end of a name) and encodes `symbols` (each string's followed by 0) with
-/// one- and two-byte codes (FORMAT.md §11.3).
+/// [`Numbering::of`] then [`Numbering::encode`].
 fn number_by_frequency(symbols: impl Iterator<Item = u16> + Clone, exp: &[Vec<u8>]) -> PairCodes {
-    let mut freq = vec![0u64; exp.len()];
-    let mut n = 0;
-    for s in symbols.clone() {
-        freq[s as usize] += 1;
-        n += 1;
-    }
-    let mut used: Vec<u32> = (1..exp.len() as u32)
-        .filter(|&s| freq[s as usize] > 0)
-        .collect();
-    used.sort_by_key(|&s| (Reverse(freq[s as usize]), s));
-    let count = used.len() + 1;
-    let one = one_byte_codes(count);
-    let mut code_of = vec![0usize; exp.len()];
-    let mut expansions = Vec::with_capacity(count);
-    expansions.push(Vec::new());
-    for (i, &s) in used.iter().enumerate() {
-        code_of[s as usize] = i + 1;
-        expansions.push(exp[s as usize].clone());
-    }
-    let mut encoded = Vec::with_capacity(n);
-    for s in symbols {
-        match s {
-            0 => encoded.push(NAME_END),
-            s => push_code(&mut encoded, code_of[s as usize], one),
+    Numbering::of(symbols.clone(), exp).encode(symbols, exp)
+}
+
+/// The symbols still in use numbered by falling frequency (ties: the older
+/// symbol), from code 1; code 0 stays the end of a name.
+struct Numbering {
+    /// How often each symbol is used.
+    freq: Vec<u64>,
+    /// The symbols in use, in code order (code `i + 1`).
+    used: Vec<u32>,
+    /// The number of symbols, string ends included.
+    n: usize,
+}
+
+impl Numbering {
+    fn of(symbols: impl Iterator<Item = u16>, exp: &[Vec<u8>]) -> Self {
+        let mut freq = vec![0u64; exp.len()];
+        let mut n = 0;
+        for s in symbols {
+            freq[s as usize] += 1;
+            n += 1;
         }
+        let mut used: Vec<u32> = (1..exp.len() as u32)
+            .filter(|&s| freq[s as usize] > 0)
+            .collect();
+        used.sort_by_key(|&s| (Reverse(freq[s as usize]), s));
+        Numbering { freq, used, n }
     }
-    let pair_codes = expansions.iter().filter(|e| e.len() > 1).count();
-    PairCodes {
-        expansions,
-        encoded,
-        pair_codes,
+
+    /// Bytes of the strings encoded and of the table: what
+    /// [`Numbering::encode`] gives, without encoding.
+    fn size(&self, exp: &[Vec<u8>]) -> usize {
+        let one = one_byte_codes(self.used.len() + 1);
+        let ends = self.n as u64
+            - self
+                .used
+                .iter()
+                .map(|&s| self.freq[s as usize])
+                .sum::<u64>();
+        let codes: u64 = (self.used.iter().enumerate())
+            .map(|(i, &s)| self.freq[s as usize] * if i + 1 < one { 1 } else { 2 })
+            .sum();
+        let table: usize = self.used.iter().map(|&s| exp[s as usize].len() + 2).sum();
+        (ends + codes) as usize + table + 2
+    }
+
+    /// The table and `symbols` (each string's followed by 0) encoded with
+    /// one- and two-byte codes (FORMAT.md §11.3).
+    fn encode(&self, symbols: impl Iterator<Item = u16>, exp: &[Vec<u8>]) -> PairCodes {
+        let count = self.used.len() + 1;
+        let one = one_byte_codes(count);
+        let mut code_of = vec![0usize; exp.len()];
+        let mut expansions = Vec::with_capacity(count);
+        expansions.push(Vec::new());
+        for (i, &s) in self.used.iter().enumerate() {
+            code_of[s as usize] = i + 1;
+            expansions.push(exp[s as usize].clone());
+        }
+        let mut encoded = Vec::with_capacity(self.n);
+        for s in symbols {
+            match s {
+                0 => encoded.push(NAME_END),
+                s => push_code(&mut encoded, code_of[s as usize], one),
+            }
+        }
+        let pair_codes = expansions.iter().filter(|e| e.len() > 1).count();
+        PairCodes {
+            expansions,
+            encoded,
+            pair_codes,
+        }
     }
 }
 
@@ -249,6 +286,33 @@ mod tests {
             prop_assert_eq!(&decode(&codes)[..words.len()], &words[..]);
             let again = learn(words.iter().map(|w| &w[..]));
             prop_assert_eq!(again.encoded, codes.encoded);
+        }
+    }
+
+    /// A numbering's size is that of its encoding, strings and table,
+    /// with one-byte codes only and with two-byte codes.
+    #[test]
+    fn a_numbering_is_sized_as_it_encodes() {
+        let size = |c: &PairCodes| {
+            c.encoded.len() + c.expansions.iter().map(|e| e.len() + 2).sum::<usize>()
+        };
+        for count in [3usize, 255, 256, 257, 600, 5_000] {
+            let exp: Vec<Vec<u8>> = (0..count).map(|c| format!("{c}").into_bytes()).collect();
+            // Symbol s used (s * 7) % 13 times (some not at all), strings
+            // of 5 symbols.
+            let mut symbols = Vec::new();
+            for s in 1..count as u16 {
+                for _ in 0..(s * 7) % 13 {
+                    symbols.push(s);
+                    if symbols.len() % 6 == 5 {
+                        symbols.push(0);
+                    }
+                }
+            }
+            symbols.push(0);
+            let numbering = Numbering::of(symbols.iter().copied(), &exp);
+            let codes = numbering.encode(symbols.iter().copied(), &exp);
+            assert_eq!(numbering.size(&exp), size(&codes), "{count} symbols");
         }
     }
 

@@ -136,6 +136,7 @@ fn replace(seq: &mut Vec<u8>, counts: &mut PairCounts, a: u8, b: u8, c: u8) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cmp::Reverse;
 
     #[test]
     fn counts_stay_exact_and_seen_pairs_are_listed() {
@@ -157,6 +158,82 @@ mod tests {
         assert!(counts.count == fresh);
         for (p, &c) in fresh.iter().enumerate() {
             assert!(c == 0 || counts.seen.contains(&(p as u32)), "pair {p:#x}");
+        }
+    }
+
+    /// The kallsyms way, spelt out: each round counts every pair afresh
+    /// and scans all 65,536 for the most frequent (ties: the lower pair),
+    /// then replaces it left to right.
+    fn learn_by_rescanning(strings: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<u8>) {
+        let mut seq: Vec<u8> = strings
+            .iter()
+            .flat_map(|s| s.iter().copied().chain([0]))
+            .collect();
+        let mut exp: Vec<Vec<u8>> = (0..=255u8)
+            .map(|c| {
+                if c != 0 && seq.contains(&c) {
+                    vec![c]
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
+        for code in 1..=255u8 {
+            if !exp[code as usize].is_empty() {
+                continue;
+            }
+            let mut count = vec![0u32; 1 << 16];
+            for w in seq.windows(2) {
+                if w[0] != 0 && w[1] != 0 {
+                    count[pair(w[0], w[1])] += 1;
+                }
+            }
+            let fits = |p: usize| exp[p >> 8].len() + exp[p & 0xFF].len() <= MAX_EXPANSION;
+            let Some(p) = (0..1 << 16)
+                .filter(|&p| count[p] > 0 && fits(p))
+                .max_by_key(|&p| (count[p], Reverse(p)))
+            else {
+                break;
+            };
+            let (a, b) = ((p >> 8) as u8, p as u8);
+            let e = [exp[a as usize].as_slice(), &exp[b as usize]].concat();
+            if count[p] as usize <= e.len() + 2 {
+                break;
+            }
+            exp[code as usize] = e;
+            let mut out = Vec::with_capacity(seq.len());
+            let mut i = 0;
+            while i < seq.len() {
+                if i + 1 < seq.len() && seq[i] == a && seq[i + 1] == b {
+                    out.push(code);
+                    i += 2;
+                } else {
+                    out.push(seq[i]);
+                    i += 1;
+                }
+            }
+            seq = out;
+        }
+        (exp, seq)
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        /// Counts kept up to date pick what counting afresh picks, round
+        /// after round: the same codes and sequence.
+        #[test]
+        fn learns_what_rescanning_learns(
+            pieces in prop::collection::vec(prop::collection::vec(1u8..=40, 1..6), 2..60),
+            picks in prop::collection::vec(prop::collection::vec(any::<prop::sample::Index>(), 1..8), 1..400),
+        ) {
+            let words: Vec<Vec<u8>> = picks
+                .iter()
+                .map(|p| p.iter().flat_map(|i| pieces[i.index(pieces.len())].iter().copied()).collect())
+                .collect();
+            let got = learn(words.iter().map(|w| &w[..]));
+            prop_assert_eq!(got, learn_by_rescanning(&words));
         }
     }
 }
