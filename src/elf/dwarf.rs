@@ -173,7 +173,9 @@ pub fn source_table_from_bytes(
 }
 
 /// The source table of `obj`, named `path` in errors (and beside which
-/// split DWARF is looked for, with `find_splits`).
+/// split DWARF is looked for, with `find_splits`); outer frames named with
+/// the symbol list's demanglings of `names`' file (canonical) when it is
+/// `obj`'s.
 fn table_of<'d, R: object::ReadRef<'d>>(
     obj: &object::File<'d, R>,
     path: &Path,
