@@ -137,6 +137,19 @@ impl Numbering {
     }
 }
 
+/// Test words: each a run of `pieces` chosen by `picks`, so that they
+/// share a small vocabulary and repeat enough to merge.
+#[cfg(test)]
+fn words_of(pieces: &[Vec<u8>], picks: &[Vec<proptest::sample::Index>]) -> Vec<Vec<u8>> {
+    (picks.iter())
+        .map(|p| {
+            p.iter()
+                .flat_map(|i| pieces[i.index(pieces.len())].iter().copied())
+                .collect()
+        })
+        .collect()
+}
+
 /// Appends code `c` as one byte (below `one`) or as a prefix byte and a
 /// nonzero second byte (FORMAT.md §11.3).
 fn push_code(out: &mut Vec<u8>, c: usize, one: usize) {
@@ -275,10 +288,7 @@ mod tests {
             pieces in prop::collection::vec(prop::collection::vec(1u8..=255, 1..12), 2..400),
             picks in prop::collection::vec(prop::collection::vec(any::<prop::sample::Index>(), 1..10), 1..3000),
         ) {
-            let words: Vec<Vec<u8>> = picks
-                .iter()
-                .map(|p| p.iter().flat_map(|i| pieces[i.index(pieces.len())].iter().copied()).collect())
-                .collect();
+            let words = words_of(&pieces, &picks);
             let codes = learn(words.iter().map(|w| &w[..]));
             prop_assert!(codes.expansions.len() <= MAX_CODES);
             prop_assert!(codes.expansions.iter().skip(1).all(|e| !e.is_empty() && e.len() <= MAX_EXPANSION));

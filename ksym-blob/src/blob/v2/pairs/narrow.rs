@@ -228,10 +228,7 @@ mod tests {
             pieces in prop::collection::vec(prop::collection::vec(1u8..=40, 1..6), 2..60),
             picks in prop::collection::vec(prop::collection::vec(any::<prop::sample::Index>(), 1..8), 1..400),
         ) {
-            let words: Vec<Vec<u8>> = picks
-                .iter()
-                .map(|p| p.iter().flat_map(|i| pieces[i.index(pieces.len())].iter().copied()).collect())
-                .collect();
+            let words = super::super::words_of(&pieces, &picks);
             let got = learn(words.iter().map(|w| &w[..]));
             prop_assert_eq!(got, learn_by_rescanning(&words));
         }
