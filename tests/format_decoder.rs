@@ -526,8 +526,9 @@ struct Lines {
 /// §15 of a blob whose stored names by rank are `by_rank`.
 fn decode_lines(s: &[u8], by_rank: &[Vec<u8>]) -> Lines {
     let flags = u32_at(s, 0);
-    assert_eq!(flags & !3, 0, "flags");
+    assert_eq!(flags & !7, 0, "flags");
     let columns = flags & 1 == 1;
+    let far_advance = flags & 4 == 4;
     let (nrows, nnodes, nfiles, nstrings) = (
         u32_at(s, 4) as usize,
         u32_at(s, 8) as usize,
@@ -648,6 +649,12 @@ fn decode_lines(s: &[u8], by_rank: &[Vec<u8>]) -> Lines {
                     (node, file, line) = (n, f, l + i64::from(op & 3) - 1);
                     disc = uleb(r, &mut at);
                 }
+                0xD8..=0xDF if far_advance => {
+                    let x = u64::from(op & 7) << 8 | u64::from(r[at]);
+                    at += 1;
+                    addr += (x >> 6) + 1;
+                    line += (x & 63) as i64 - 32;
+                }
                 0xC0..=0xC7 => {
                     addr += uleb(r, &mut at);
                     line += unzigzag(uleb(r, &mut at));
@@ -735,6 +742,8 @@ fn lines_decoder_from_the_document_agrees_with_ksym_resolve() {
         let sec = v2_section(&blob, 13);
         // A host blob shares its function names with the symbols.
         assert_eq!(u32_at(sec, 0) & 2, 2, "flag bit 1");
+        // Its rows use the far advance (§15.2), decoded below.
+        assert_eq!(u32_at(sec, 0) & 4, 4, "flag bit 2");
         let l = decode_lines(sec, &decode_v2_names(&blob).1);
         assert!(l.nodes.len() > 5 && l.paths.len() > 2);
         let (lo, hi) = (l.rows[0].0, l.rows.last().unwrap().0);

@@ -14,6 +14,8 @@ use crate::blob::v2::names::Tokens;
 #[derive(Debug, Clone, Copy)]
 pub struct LineTable<'a> {
     columns: bool,
+    /// Flag bit 2: the far advance opcode is valid (FORMAT.md §15.2).
+    far_advance: bool,
     nrows: usize,
     nnodes: usize,
     nfiles: usize,
@@ -229,7 +231,7 @@ impl<'a> LineTable<'a> {
         // Without feature `symbol-names-in-lines` flag bit 1 still reads:
         // the names it refers to are then no names (blobs a kernel embeds,
         // `ksym-pack --patch-elf`/`--asm`, never set it).
-        if flags & !3 != 0 || u32_at(sec, 20) != 0 || sec[38..40] != [0, 0] {
+        if flags & !7 != 0 || u32_at(sec, 20) != 0 || sec[38..40] != [0, 0] {
             return Err(bad(at, Problem::UnknownFlagsOrReserved));
         }
         let n = |o| u32_at(sec, o) as usize;
@@ -284,6 +286,7 @@ impl<'a> LineTable<'a> {
         }
         Ok(LineTable {
             columns: flags & 1 != 0,
+            far_advance: flags & 4 != 0,
             nrows,
             nnodes,
             nfiles,
@@ -421,6 +424,13 @@ impl<'a> LineTable<'a> {
             if op < 0x80 {
                 r.address = r.address.wrapping_add(u64::from(op >> 3) + 1);
                 r.line = r.line.wrapping_add_signed(i32::from(op & 7) - 2);
+            } else if op & 0xF8 == 0xD8 && self.far_advance {
+                // Far advance: 11 bits, the address delta − 1 above the
+                // line delta + 32.
+                let x = u32::from(op & 7) << 8 | u32::from(*s.get(at)?);
+                at += 1;
+                r.address = r.address.wrapping_add(u64::from(x >> 6) + 1);
+                r.line = r.line.wrapping_add_signed((x & 63) as i32 - 32);
             } else {
                 r.address = r.address.checked_add(uleb(s, &mut at)?)?;
                 match op {

@@ -69,6 +69,11 @@ pub const WITH_COLUMNS: u32 = 1;
 /// (FORMAT.md §15.1 flag bit 1).
 pub const SYMBOL_NAMES: u32 = 2;
 
+/// Rows may use the two-byte far advance opcode `11011aaa` (FORMAT.md
+/// §15.1 flag bit 2, §15.2): set only when some row does, so a reader that
+/// predates the opcode refuses such a section at open, not mid-lookup.
+pub const FAR_ADVANCE: u32 = 4;
+
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
@@ -271,6 +276,7 @@ fn encode(
         // Rows, in blocks of LINE_BLOCK.
         let mut blocks = Vec::new();
         let mut stream = Vec::new();
+        let mut far_advance = false;
         for chunk in rows.chunks(LINE_BLOCK) {
             let r0 = chunk[0];
             blocks.extend_from_slice(&((r0.address - base) as u32).to_le_bytes());
@@ -301,6 +307,20 @@ fn encode(
                 {
                     // advance: 0aaaalll
                     stream.push((((da - 1) << 3) as i64 | (dl + 2)) as u8);
+                } else if disc == 0
+                    && r.file == prev.file
+                    && r.node == prev.node
+                    && (1..=32).contains(&da)
+                    && (-32..=31).contains(&dl)
+                {
+                    // far advance: 11011aaa aall_llll, 11 bits: address
+                    // delta − 1 above line delta + 32. A line jump within
+                    // one function took 3 bytes as a recall; a quarter of
+                    // libc's rows after each block's first are such jumps.
+                    let x = (da - 1) << 6 | (dl + 32) as u64;
+                    stream.push(0xD8 | (x >> 8) as u8);
+                    stream.push(x as u8);
+                    far_advance = true;
                 } else if let Some(j) = recent.find(r.node, r.file) {
                     let (.., line) = recent.get(j).unwrap_or_default();
                     let d = i64::from(r.line) - i64::from(line);
@@ -423,8 +443,9 @@ fn encode(
             sec[at..at + 4].copy_from_slice(&v.to_le_bytes());
             Ok(())
         };
-        let flags =
-            if columns { WITH_COLUMNS } else { 0 } | if nnames > 0 { SYMBOL_NAMES } else { 0 };
+        let flags = if columns { WITH_COLUMNS } else { 0 }
+            | if nnames > 0 { SYMBOL_NAMES } else { 0 }
+            | if far_advance { FAR_ADVANCE } else { 0 };
         put32(&mut sec, 0, flags as usize)?;
         put32(&mut sec, 4, rows.len())?;
         put32(&mut sec, 8, nn)?;
@@ -589,6 +610,55 @@ mod tests {
             prop_assert!(distinct);
             encode_lines(&d, false).unwrap();
         }
+    }
+
+    /// Line jumps within one function take the two-byte far advance up to
+    /// its limits (address deltas 1..=32, line deltas -32..=31) and a
+    /// recall past them; flag bit 2 says the section uses it, and without
+    /// the flag the opcode is refused as before it existed.
+    #[test]
+    fn far_advances_take_two_bytes_up_to_their_limits() {
+        // (address delta to the next row, line): one node, one file; each
+        // comment says how the row is reached from the row before.
+        let steps = [
+            (32, 100), // the first row
+            (1, 131),  // +31 in 32 bytes: far advance
+            (33, 99),  // −32 in 1: far advance
+            (32, 98),  // −1 in 33: recall, 2 bytes
+            (5, 130),  // +32 in 32: recall far, 3 bytes
+            (7, 97),   // −33 in 5: recall far, 3 bytes
+            (4, 100),  // +3 in 7: advance, 1 byte
+        ];
+        let rows: Vec<_> = steps.iter().map(|&(d, l)| (d, 1, l, 0, 1, 0)).collect();
+        let t = table(&rows, 2);
+        let sec = encode_lines(&t, false).unwrap();
+        assert_eq!(
+            u32::from_le_bytes(sec[..4].try_into().unwrap()) & FAR_ADVANCE,
+            FAR_ADVANCE
+        );
+        // The rows part: the first row's four ULEB128 fields (no column;
+        // its line 100 takes one byte), the rows above, and the end row: a
+        // general row of 6 bytes (line −100 in two, file and node to 0).
+        let rows_len = u32::from_le_bytes(sec[44..48].try_into().unwrap());
+        assert_eq!(rows_len, 4 + 2 + 2 + 2 + 3 + 3 + 1 + 6);
+        let l = LineTable::parse(&sec, 0).unwrap();
+        l.verify().unwrap();
+        for r in &t.rows[..t.rows.len() - 1] {
+            let g = l.find(r.address).unwrap();
+            assert_eq!((g.address, g.line), (r.address, r.line));
+        }
+        // Flag bit 2 cleared: the far advance is an invalid opcode, and a
+        // lookup that reaches it finds nothing.
+        let mut old = sec.clone();
+        old[0] &= !(FAR_ADVANCE as u8);
+        let l = LineTable::parse(&old, 0).unwrap();
+        assert!(l.verify().is_err());
+        assert_eq!(l.find(t.rows[1].address), None);
+        // A table without such a jump leaves the flag clear: readers that
+        // predate the opcode still read it.
+        let plain = table(&[(7, 1, 98, 0, 1, 0), (4, 1, 101, 0, 1, 0)], 2);
+        let sec = encode_lines(&plain, false).unwrap();
+        assert_eq!(sec[0] as u32 & FAR_ADVANCE, 0);
     }
 
     #[test]
