@@ -101,7 +101,22 @@ pub(crate) fn merge(tables: Vec<Swept>) -> SourceTable {
     {
         spent.push((string_ids, node_ids));
         let last = it.peek().is_none();
-        let smap: Vec<u32> = t.strings.into_iter().map(|s| strings.id_owned(s)).collect();
+        // The last table's new strings are never looked up again: listed,
+        // not hashed in (nor copied for the map's key).
+        let smap: Vec<u32> = if last {
+            t.strings
+                .into_iter()
+                .map(|s| match strings.ids.get(&s) {
+                    Some(&i) => i,
+                    None => {
+                        strings.strings.push(s);
+                        strings.strings.len() as u32 - 1
+                    }
+                })
+                .collect()
+        } else {
+            t.strings.into_iter().map(|s| strings.id_owned(s)).collect()
+        };
         let string = |i: u32| if i == u32::MAX { i } else { smap[i as usize] };
         let mut fmap = vec![0u32; t.files.len()];
         for (i, &(d, b)) in t.files.iter().enumerate().skip(1) {
