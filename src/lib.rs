@@ -19,6 +19,7 @@
 //! [`normalize`] (a process's runtime addresses to a binary's link-time
 //! ones), [`store`] (blob stores in debuginfod's layout),
 //! [`addrindex`] (lookup acceleration for streams), [`cli`] (I/O),
+//! [`heap`] (huge pages for malloc's heap in the jobs that read DWARF),
 //! [`packjob`] (what `ksym-pack` runs) and [`resolve`] (the address
 //! stream), which the binaries call.
 #![cfg_attr(not(feature = "std"), no_std)]
@@ -37,6 +38,8 @@ pub mod addrindex;
 pub mod cli;
 #[cfg(feature = "std")]
 pub mod elf;
+#[cfg(feature = "std")]
+pub mod heap;
 #[cfg(feature = "std")]
 pub mod normalize;
 #[cfg(feature = "std")]

@@ -125,6 +125,18 @@ impl PackJob {
             })
     }
 
+    /// Whether the job reads DWARF or ELF files (`--lines`, `--modules`,
+    /// `--elf`, `--elf-tree`, `--store`, `--debuginfod`): the jobs worth
+    /// [`crate::heap::use_huge_pages`], unlike a symbol list alone.
+    pub fn reads_binaries(&self) -> bool {
+        self.lines.is_some()
+            || self.modules.is_some()
+            || self.store.is_some()
+            || self.debuginfod.is_some()
+            || !self.elf.is_empty()
+            || !self.elf_trees.is_empty()
+    }
+
     /// Refuses options that contradict each other (exit 2): what v1 has
     /// no place for, `--elf` with another input, and two destinations for
     /// the blob.

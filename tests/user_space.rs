@@ -8,7 +8,7 @@
 //! And Debian's libc through `libc6-dbg`, when installed (CI installs it).
 mod common;
 
-use common::{data, debug_file, nm_all, nm_functions, run, run_ok, scratch, tool};
+use common::{bin, data, debug_file, nm_all, nm_functions, run, run_ok, scratch, tool};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -137,6 +137,57 @@ fn functions_end_at_their_size_and_the_public_alias_is_printed() {
             loads.len()
         );
     }
+}
+
+/// A job that reads DWARF starts itself again with glibc's heap tunables
+/// (`src/heap.rs`) unless `GLIBC_TUNABLES` is set, an empty value
+/// included; the blob is the same either way. A symbol list alone runs as
+/// it is.
+#[test]
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn a_dwarf_job_gets_huge_pages_for_its_heap_unless_the_user_set_tunables() {
+    let dir = scratch("heap-tunables");
+    let elf = build(&dir, "funcs", &[]);
+    let heap_line = "ksym-pack: heap: GLIBC_TUNABLES=glibc.malloc.hugetlb=1:";
+    let pack = |tunables: Option<&str>, args: &[&str], stdin: &[u8]| {
+        let mut c = std::process::Command::new(bin("ksym-pack"));
+        c.arg("-v").args(args).env_remove("GLIBC_TUNABLES");
+        if let Some(t) = tunables {
+            c.env("GLIBC_TUNABLES", t);
+        }
+        let mut child = c
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let (a, b) = (dir.join("a.ksym"), dir.join("b.ksym"));
+    let (elf, a_out, b_out) = (
+        elf.to_str().unwrap(),
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    );
+    let err = pack(None, &["--elf", elf, "--lines", "-o", a_out], b"");
+    assert!(err.starts_with(heap_line), "{err}");
+    let err = pack(Some(""), &["--elf", elf, "--lines", "-o", b_out], b"");
+    assert!(!err.contains("heap:"), "{err}");
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    let list = dir.join("list.ksym");
+    let err = pack(
+        None,
+        &["-o", list.to_str().unwrap()],
+        b"0000000000001000 T foo\n",
+    );
+    assert!(!err.contains("heap:"), "{err}");
 }
 
 #[test]

@@ -135,7 +135,16 @@ fn run() -> Result<(), CliError> {
     match parse_args()? {
         Mode::Check(path) => ksym::packjob::check(&path),
         Mode::Dump(path) => ksym::packjob::dump(&path),
-        Mode::Pack(job) => job.run(),
+        Mode::Pack(job) => {
+            if job.reads_binaries() {
+                // May start this program again, with huge pages for the heap.
+                ksym::heap::use_huge_pages();
+                if job.verbose && ksym::heap::huge_pages_in_effect() {
+                    eprintln!("ksym-pack: heap: GLIBC_TUNABLES={}", ksym::heap::TUNABLES);
+                }
+            }
+            job.run()
+        }
     }
 }
 
