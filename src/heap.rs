@@ -7,8 +7,9 @@
 //! process cannot set for itself: glibc reads `GLIBC_TUNABLES` once, at
 //! start) and grows the heap in steps large enough to hold them
 //! (`glibc.malloc.top_pad`). So the job starts itself again, once, with
-//! them: libstdc++ 12 packs in 0.83× the wall time at 55 MiB peak instead
-//! of 47, the Rust bench binary in 0.91× at 133 MiB instead of 126.
+//! them: libstdc++ 12 packs in 0.83–0.88× the wall time (two runs of 9
+//! and 11) at 55 MiB peak instead of 47, the Rust bench binary in 0.91× at
+//! 134 MiB instead of 126.
 
 /// The tunables a DWARF job runs with: huge pages for the heap, which
 /// grows 16 MiB at a time (64 MiB gained little more and cost 46 % more
