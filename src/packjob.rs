@@ -107,7 +107,7 @@ pub fn dump(path: &Path) -> Result<(), CliError> {
     let (k, padding) = Kallsyms::from_file_bytes(blob.as_bytes(), None, None)
         .map_err(|e| CliError::input(path.display(), e))?;
     if padding > 0 {
-        eprintln!("ksym-pack: {}{}", path.display(), padding_note(padding));
+        crate::note!("ksym-pack: {}{}", path.display(), padding_note(padding));
     }
     let mut out = io::BufWriter::with_capacity(IN_BUF, io::stdout().lock());
     crate::blob::dump(&k, &mut out).map_err(stdout_error)?;
@@ -221,7 +221,7 @@ impl PackJob {
                 let (found, without_id) = crate::elf::tree::elf_files(&t)
                     .map_err(|e| CliError::input("--elf-tree", e))?;
                 if without_id > 0 {
-                    eprintln!(
+                    crate::note!(
                         "ksym-pack: {}: {without_id} ELF files without a build-id left out",
                         t.display()
                     );
@@ -276,7 +276,7 @@ impl PackJob {
                 let elf = crate::store::debuginfod::fetch_elf(&urls, id, timeout)
                     .map_err(|e| CliError::input("--debuginfod", e))?;
                 if verbose {
-                    eprintln!("ksym-pack: --debuginfod: {}", elf.path().display());
+                    crate::note!("ksym-pack: --debuginfod: {}", elf.path().display());
                 }
                 let columns = lines.as_ref().is_some_and(|l| l.1);
                 lines = Some((elf.path().to_owned(), columns));
@@ -290,7 +290,7 @@ impl PackJob {
             let (found, separate) =
                 crate::elf::debugfile::with_section(&path, ".debug_info", &dirs);
             if separate && verbose {
-                eprintln!(
+                crate::note!(
                     "ksym-pack: --lines: {}'s debug file {}",
                     path.display(),
                     found.display()
@@ -318,7 +318,7 @@ impl PackJob {
                     // Set once, by this thread alone.
                     let _ = demangled.set(std::mem::take(&mut f.demangled));
                     if verbose {
-                        eprintln!(
+                        crate::note!(
                             "ksym-pack: --elf: {} functions from {} of {}",
                             f.list.len(),
                             f.table.describe(),
@@ -365,7 +365,7 @@ impl PackJob {
                 list.push(end, b'T', b"_etext")
                     .map_err(|e| CliError::input(elf.display(), e))?;
                 if verbose {
-                    eprintln!(
+                    crate::note!(
                         "ksym-pack: no _etext in the list: {end:#x}, the end of {}'s executable sections",
                         elf.display()
                     );
@@ -427,7 +427,7 @@ impl PackJob {
                 let layout =
                     Layout::new(&v1_list, strategy).map_err(|e| CliError::input(&input, e))?;
                 if verbose {
-                    eprintln!("ksym-pack: {}", layout.describe());
+                    crate::note!("ksym-pack: {}", layout.describe());
                 }
                 let blob = layout.to_vec().map_err(|e| CliError::input(&input, e))?;
                 Box::new(move |out| out.write_all(&blob))
@@ -441,10 +441,10 @@ impl PackJob {
                         .and_then(|t| crate::elf::dwarf::checked_source_table(path, t, addrs))
                         .map_err(|e| CliError::input("--lines", e))?;
                     if verbose {
-                        eprintln!("ksym-pack: {desc}");
+                        crate::note!("ksym-pack: {desc}");
                     }
                     if let Some(w) = warning {
-                        eprintln!("ksym-pack: warning: {w}");
+                        crate::note!("ksym-pack: warning: {w}");
                     }
                     v2.lines = Some((table, columns));
                     // A blob a kernel embeds is read by its lean reader,
@@ -459,7 +459,7 @@ impl PackJob {
                 // What the blob was packed from is freed while it is written.
                 crate::reclaim::drop_later((names, v2.lines.take(), v2.module_space.take()));
                 if verbose {
-                    eprintln!("ksym-pack: {}", packed.describe());
+                    crate::note!("ksym-pack: {}", packed.describe());
                 }
                 Box::new(move |out| out.write_all(&packed.blob))
             }
@@ -494,7 +494,7 @@ impl PackJob {
             }
             let path = crate::store::write::put(&dir, &v2.build_id, &lists, &blob)
                 .map_err(|e| CliError::input("--store", e))?;
-            eprintln!("ksym-pack: {}", path.display());
+            crate::note!("ksym-pack: {}", path.display());
             return Ok(());
         }
         match (output, patch) {
@@ -534,7 +534,7 @@ impl PackJob {
                         if crate::elf::debugfile::has_section(&found, ".debug_info") {
                             Some((bin.clone(), *columns))
                         } else {
-                            eprintln!(
+                            crate::note!(
                                 "ksym-pack: {}: no DWARF in it or a debug file: names only",
                                 bin.display()
                             );
@@ -561,7 +561,7 @@ impl PackJob {
         let failed = results
             .into_iter()
             .filter_map(Result::err)
-            .inspect(|(bin, e)| eprintln!("ksym-pack: {}: {e}", bin.display()))
+            .inspect(|(bin, e)| crate::note!("ksym-pack: {}: {e}", bin.display()))
             .count();
         match failed {
             0 => Ok(()),
@@ -622,10 +622,10 @@ fn module_space(
     verbose: bool,
 ) -> Result<Vec<u8>, CliError> {
     for e in &set.skipped {
-        eprintln!("ksym-pack: skipped {e}");
+        crate::note!("ksym-pack: skipped {e}");
     }
     for n in &set.notes {
-        eprintln!("ksym-pack: note: {n}");
+        crate::note!("ksym-pack: note: {n}");
     }
     let opts = V2Options {
         lines: set.lines.map(|t| (t, columns)),
@@ -638,7 +638,7 @@ fn module_space(
         crate::blob::v2::module_space::write::encode_module_space(&set.entries, &inner.blob)
             .map_err(|e| CliError::input("--modules", e))?;
     if verbose {
-        eprintln!(
+        crate::note!(
             "ksym-pack: modules: {} modules ({} skipped), {} bytes of code; module_space {} bytes ({:.3} B per code byte); inner {}",
             set.entries.len(),
             set.skipped.len(),
@@ -668,7 +668,7 @@ fn patch_elf(
         .map_err(|e| CliError::input(elf.display(), e))?;
     let dest = out.unwrap_or(elf);
     write_file_like(dest, &p.image, elf)?;
-    eprintln!(
+    crate::note!(
         "ksym-pack: {}: {}",
         dest.display(),
         p.report(section, blob.len())

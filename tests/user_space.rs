@@ -190,6 +190,42 @@ fn a_dwarf_job_gets_huge_pages_for_its_heap_unless_the_user_set_tunables() {
     assert!(!err.contains("heap:"), "{err}");
 }
 
+/// `-v` into a stderr whose reader is gone (`2>&1 | head -1`) neither
+/// panics (exit 101, as `eprintln!` did) nor stops the job: the blob is
+/// written and the exit status is 0, from a symbol list and from an ELF
+/// file (whose job runs in a second process, `src/heap.rs`).
+#[test]
+fn a_closed_stderr_neither_panics_nor_loses_the_blob() {
+    let dir = scratch("closed-stderr");
+    let elf = build(&dir, "funcs", &[]);
+    let list = dir.join("list.txt");
+    std::fs::write(&list, "0000000000001000 T foo\n").unwrap();
+    let (a, b) = (dir.join("a.ksym"), dir.join("b.ksym"));
+    for args in [
+        vec![list.to_str().unwrap(), "-o", a.to_str().unwrap()],
+        vec![
+            "--elf",
+            elf.to_str().unwrap(),
+            "--lines",
+            "-o",
+            b.to_str().unwrap(),
+        ],
+    ] {
+        let mut child = std::process::Command::new(bin("ksym-pack"))
+            .arg("-v")
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{args:?}");
+    }
+    assert!(std::fs::metadata(&a).unwrap().len() > 0);
+    run_ok("ksym-pack", &["--check", b.to_str().unwrap()], b"");
+}
+
 #[test]
 fn a_stripped_binary_reads_its_debug_file_or_else_dynsym() {
     let dir = scratch("user-stripped");

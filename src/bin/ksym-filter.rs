@@ -54,7 +54,7 @@ fn run() -> Result<(), CliError> {
         let mut report = |lineno: u64, what: &dyn std::fmt::Display| {
             bad += 1;
             if bad <= args.max_errors {
-                eprintln!("ksym-filter: {path}:{lineno}: {what}");
+                ksym::note!("ksym-filter: {path}:{lineno}: {what}");
             }
         };
         for_each_line(input, MAX_PAYLOAD_LEN + 256, |lineno, line| {
@@ -105,13 +105,13 @@ fn run() -> Result<(), CliError> {
     }
     out.flush()?;
     if kept > 0 && zero == kept {
-        eprintln!(
+        ksym::note!(
             "ksym-filter: warning: all {kept} addresses are zero: the kernel hides them (kptr_restrict); read /proc/kallsyms as root"
         );
     }
     if bad > 0 {
         if bad > args.max_errors {
-            eprintln!("ksym-filter: ... {} more", bad - args.max_errors);
+            ksym::note!("ksym-filter: ... {} more", bad - args.max_errors);
         }
         return Err(CliError::Input(format!(
             "{bad} line(s) were not symbol lines; the others were written"

@@ -140,7 +140,7 @@ fn run() -> Result<(), CliError> {
                 // May start this program again, with huge pages for the heap.
                 ksym::heap::use_huge_pages();
                 if job.verbose && ksym::heap::huge_pages_in_effect() {
-                    eprintln!("ksym-pack: heap: GLIBC_TUNABLES={}", ksym::heap::TUNABLES);
+                    ksym::note!("ksym-pack: heap: GLIBC_TUNABLES={}", ksym::heap::TUNABLES);
                 }
             }
             job.run()

@@ -13,6 +13,19 @@ pub mod spec;
 
 use spec::Tool;
 
+/// `eprintln!` that cannot fail: one line to stderr, a write error
+/// ignored. A diagnostic nobody can read (stderr closed early, as in
+/// `ksym-pack -v ... 2>&1 | head -1`) must neither panic, as `eprintln!`
+/// does on a broken pipe (exit 101), nor stop the job before its output is
+/// written.
+#[macro_export]
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// Input buffer size of the tools, in bytes.
 pub const IN_BUF: usize = 256 * 1024;
 
@@ -73,15 +86,15 @@ pub fn main_with(tool: &Tool, body: impl FnOnce() -> Result<(), CliError>) -> Ex
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(CliError::Usage(m)) => {
-            eprintln!("{}: {m}\n{}", tool.name, tool.help());
+            crate::note!("{}: {m}\n{}", tool.name, tool.help());
             ExitCode::from(2)
         }
         Err(CliError::Input(m)) => {
-            eprintln!("{}: {m}", tool.name);
+            crate::note!("{}: {m}", tool.name);
             ExitCode::from(1)
         }
         Err(CliError::Io(e)) => {
-            eprintln!("{}: {e}", tool.name);
+            crate::note!("{}: {e}", tool.name);
             ExitCode::from(1)
         }
     }

@@ -150,7 +150,7 @@ impl ResolveJob {
         };
         let notes = resolver.stats().notes(&map, slide);
         for note in notes.into_iter().chain(resolver.module_notes()) {
-            eprintln!("ksym-resolve: {note}");
+            crate::note!("ksym-resolve: {note}");
         }
         Ok(())
     }
@@ -166,7 +166,7 @@ fn jit_space(path: &str) -> Result<crate::normalize::perf_map::JitSpace, CliErro
     let jit = crate::normalize::perf_map::jit_space(path.as_bytes(), &text)
         .map_err(|e| CliError::input(path, e))?;
     if jit.overlapping > 0 {
-        eprintln!(
+        crate::note!(
             "ksym-resolve: {path}: {} entries overlap another (code the JIT replaced); their addresses are left unnamed",
             jit.overlapping
         );

@@ -897,7 +897,7 @@ pub fn resolve_with_store(
         }
     }
     for n in run.notes() {
-        eprintln!("ksym-resolve: {n}");
+        crate::note!("ksym-resolve: {n}");
     }
     result?;
     if run.failed {
