@@ -49,6 +49,18 @@ impl Interner {
         }
     }
 
+    /// [`Interner::id_owned`] for a string no later lookup asks for: a new
+    /// one is listed, not hashed in (nor copied for the map's key).
+    fn id_listed(&mut self, s: Vec<u8>) -> u32 {
+        match self.ids.get(&s) {
+            Some(&i) => i,
+            None => {
+                self.strings.push(s);
+                self.strings.len() as u32 - 1
+            }
+        }
+    }
+
     /// The id of `s`, which has none yet.
     fn add(&mut self, s: Vec<u8>) -> u32 {
         let i = self.strings.len() as u32;
@@ -101,22 +113,13 @@ pub(crate) fn merge(tables: Vec<Swept>) -> SourceTable {
     {
         spent.push((string_ids, node_ids));
         let last = it.peek().is_none();
-        // The last table's new strings are never looked up again: listed,
-        // not hashed in (nor copied for the map's key).
-        let smap: Vec<u32> = if last {
-            t.strings
-                .into_iter()
-                .map(|s| match strings.ids.get(&s) {
-                    Some(&i) => i,
-                    None => {
-                        strings.strings.push(s);
-                        strings.strings.len() as u32 - 1
-                    }
-                })
-                .collect()
-        } else {
-            t.strings.into_iter().map(|s| strings.id_owned(s)).collect()
-        };
+        // No table after the last looks its strings up.
+        let smap: Vec<u32> = (t.strings.into_iter())
+            .map(|s| match last {
+                true => strings.id_listed(s),
+                false => strings.id_owned(s),
+            })
+            .collect();
         let string = |i: u32| if i == u32::MAX { i } else { smap[i as usize] };
         let mut fmap = vec![0u32; t.files.len()];
         for (i, &(d, b)) in t.files.iter().enumerate().skip(1) {

@@ -299,20 +299,12 @@ fn encode(
                 let dl = i64::from(r.line) - i64::from(prev.line);
                 let small = |d: i64| (-2..=5).contains(&d);
                 let disc = r.discriminator;
-                if disc == 0
-                    && r.file == prev.file
-                    && r.node == prev.node
-                    && (1..=16).contains(&da)
-                    && small(dl)
-                {
+                // Same function and file, no discriminator: an advance.
+                let stays = disc == 0 && r.file == prev.file && r.node == prev.node;
+                if stays && (1..=16).contains(&da) && small(dl) {
                     // advance: 0aaaalll
                     stream.push((((da - 1) << 3) as i64 | (dl + 2)) as u8);
-                } else if disc == 0
-                    && r.file == prev.file
-                    && r.node == prev.node
-                    && (1..=32).contains(&da)
-                    && (-32..=31).contains(&dl)
-                {
+                } else if stays && (1..=32).contains(&da) && (-32..=31).contains(&dl) {
                     // far advance: 11011aaa aall_llll, 11 bits: address
                     // delta − 1 above line delta + 32. A line jump within
                     // one function took 3 bytes as a recall; a quarter of
