@@ -202,15 +202,19 @@ fn benches(c: &mut Criterion) {
     g.finish();
 }
 
-/// A v2 blob with the `lines` section of `elf` and its text symbols.
-fn lines_blob(elf: &Path, list: &SymbolList) -> AlignedBlob {
+/// v2 blobs with the `lines` section of `elf` and its text symbols: 256
+/// rows a block (as `ksym-pack` writes them) and 32 (FORMAT.md §15.1).
+fn lines_blobs(elf: &Path, list: &SymbolList) -> [(&'static str, AlignedBlob); 2] {
     let addrs = (0..list.len()).map(|i| list.address(i));
     let (table, _, _) = ksym::elf::dwarf::source_table_for(elf, addrs, true).unwrap();
-    let opts = V2Options {
+    let mut opts = V2Options {
         lines: Some((table, false)),
         ..V2Options::default()
     };
-    AlignedBlob::copy_from(&pack_v2(list, &opts).unwrap().blob)
+    let blob = AlignedBlob::copy_from(&pack_v2(list, &opts).unwrap().blob);
+    opts.line_block_shift = Some(0);
+    let blob32 = AlignedBlob::copy_from(&pack_v2(list, &opts).unwrap().blob);
+    [("", blob), ("_32_rows_a_block", blob32)]
 }
 
 fn lines(c: &mut Criterion) {
@@ -231,24 +235,28 @@ fn lines(c: &mut Criterion) {
     }
     let mut g = c.benchmark_group("lines");
     for (name, elf, syms) in inputs {
-        let blob = lines_blob(&elf, &syms);
+        let blobs = lines_blobs(&elf, &syms);
         drop(syms);
-        let k = KallsymsV2::from_blob(blob.as_bytes(), None, None).unwrap();
-        let l = *k.lines().unwrap();
-        let (lo, hi) = l.span();
-        let addrs = random_addresses(lo, hi, 10_000);
-        g.throughput(Throughput::Elements(addrs.len() as u64));
-        g.bench_function(format!("{name}/ksym_find_and_frames"), |b| {
-            b.iter(|| {
-                let mut n = 0usize;
-                for &a in &addrs {
-                    if let Some(r) = l.find(a) {
-                        n += l.frames(&r).map(|f| f.line as usize).sum::<usize>();
+        let mut addrs = Vec::new();
+        // One lookup at a time, from the coded rows, as a kernel looks up.
+        for (blocks, blob) in &blobs {
+            let k = KallsymsV2::from_blob(blob.as_bytes(), None, None).unwrap();
+            let l = *k.lines().unwrap();
+            let (lo, hi) = l.span();
+            addrs = random_addresses(lo, hi, 10_000);
+            g.throughput(Throughput::Elements(addrs.len() as u64));
+            g.bench_function(format!("{name}/ksym_find_and_frames{blocks}"), |b| {
+                b.iter(|| {
+                    let mut n = 0usize;
+                    for &a in &addrs {
+                        if let Some(r) = l.find(a) {
+                            n += l.frames(&r).map(|f| f.line as usize).sum::<usize>();
+                        }
                     }
-                }
-                black_box(n)
-            })
-        });
+                    black_box(n)
+                })
+            });
+        }
         // Baseline: the addr2line crate over the ELF file itself (after its
         // first pass over every address, so its lazy parsing is done).
         use object::{Object, ObjectSection};

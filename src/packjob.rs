@@ -453,7 +453,8 @@ impl PackJob {
                 }
                 if let Some(r) = mods {
                     let set = r.map_err(|e| CliError::input("--modules", e))?;
-                    v2.module_space = Some(module_space(set, columns, verbose)?);
+                    v2.module_space =
+                        Some(module_space(set, columns, v2.line_block_shift, verbose)?);
                 }
                 let packed = names.pack(&v2).map_err(|e| CliError::input(&input, e))?;
                 // What the blob was packed from is freed while it is written.
@@ -619,6 +620,7 @@ fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + 
 fn module_space(
     set: crate::elf::kmod::ModuleSet,
     columns: bool,
+    line_block_shift: Option<u8>,
     verbose: bool,
 ) -> Result<Vec<u8>, CliError> {
     for e in &set.skipped {
@@ -631,6 +633,7 @@ fn module_space(
         lines: set.lines.map(|t| (t, columns)),
         // Module space is read on the host alone.
         shared_names: true,
+        line_block_shift,
         ..V2Options::default()
     };
     let inner = pack_v2(&set.symbols, &opts).map_err(|e| CliError::input("--modules", e))?;

@@ -537,6 +537,9 @@ fn decode_lines(s: &[u8], by_rank: &[Vec<u8>]) -> Lines {
     );
     let base = u64_at(s, 24);
     let w: Vec<usize> = s[32..38].iter().map(|&x| x as usize).collect();
+    // §15.1: byte 38 is the block shift, 32 << it rows a block.
+    assert!(s[38] <= 3, "block shift {}", s[38]);
+    let per = 32usize << s[38];
     let mut parts = Vec::new();
     let mut off = 72;
     for i in 0..7 {
@@ -601,7 +604,7 @@ fn decode_lines(s: &[u8], by_rank: &[Vec<u8>]) -> Lines {
     // §15.2 rows.
     let mut rows = Vec::new();
     let mut discs = Vec::new();
-    for blk in 0..nrows.div_ceil(32) {
+    for blk in 0..nrows.div_ceil(per) {
         let mut at = u32_at(parts[0], 8 * blk + 4) as usize;
         let r = parts[1];
         let mut addr = base + u64::from(u32_at(parts[0], 8 * blk));
@@ -620,7 +623,7 @@ fn decode_lines(s: &[u8], by_rank: &[Vec<u8>]) -> Lines {
         touch(&mut recent, node, file, line);
         rows.push((addr, file, line, col, node));
         discs.push(disc);
-        for _ in 1..32.min(nrows - 32 * blk) {
+        for _ in 1..per.min(nrows - per * blk) {
             let op = r[at];
             at += 1;
             disc = 0;
@@ -733,13 +736,17 @@ fn lines_decoder_from_the_document_agrees_with_ksym_resolve() {
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lines");
     let elf = data.join("inl.elf");
     let syms = std::fs::read(data.join("inl.elf.syms")).unwrap();
+    // With columns, 32 rows a block: the table's 66 rows decode from three
+    // blocks; without, 256 (the default): one.
     for columns in [false, true] {
         let mut args = vec!["--format", "v2", "--lines", elf.to_str().unwrap()];
         if columns {
-            args.push("--columns");
+            args.extend(["--columns", "--line-block", "32"]);
         }
         let blob = run_ok("ksym-pack", &args, &syms);
         let sec = v2_section(&blob, 13);
+        assert_eq!(sec[38], if columns { 0 } else { 3 }, "block shift");
+        assert!(!columns || u32_at(sec, 4) > 64, "three blocks or more");
         // A host blob shares its function names with the symbols.
         assert_eq!(u32_at(sec, 0) & 2, 2, "flag bit 1");
         // Its rows use the far advance (§15.2), decoded below.

@@ -2,7 +2,6 @@
 //! (docs/FORMAT.md); `--check` validates a blob, `--dump` prints one. It
 //! parses arguments; `ksym::packjob` does the work.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -10,7 +9,9 @@ use ksym::Format;
 use ksym::blob::v1::tokens::TokenStrategy;
 use ksym::blob::v2::write::V2Options;
 use ksym::cli::spec::PACK;
-use ksym::cli::{CliError, main_with, parse_build_id, print_and_exit};
+use ksym::cli::{
+    CliError, lines_without_elf, main_with, parse_build_id, parse_line_block, print_and_exit,
+};
 use ksym::packjob::PackJob;
 
 enum Mode {
@@ -62,6 +63,9 @@ fn parse_args() -> Result<Mode, CliError> {
             Long("lines") => lines = Some(p.value()?.into()),
             Long("columns") => columns = true,
             Long("discriminators") => discriminators = true,
+            Long("line-block") => {
+                v2.line_block_shift = Some(parse_line_block(&p.value()?.string()?)?);
+            }
             Long("modules") => modules = Some(p.value()?.into()),
             Long("skip-bad-modules") => skip_bad = true,
             Long("store") => store = Some(p.value()?.into()),
@@ -93,6 +97,9 @@ fn parse_args() -> Result<Mode, CliError> {
     if columns && lines.is_none() && debuginfod.is_none() {
         return needs("--columns needs --lines ELF");
     }
+    if v2.line_block_shift.is_some() && lines.is_none() && debuginfod.is_none() {
+        return needs("--line-block needs --lines ELF");
+    }
     let job = PackJob {
         lines: lines.map(|l| (l, columns)),
         modules: modules.map(|m| (m, skip_bad)),
@@ -113,22 +120,6 @@ fn parse_args() -> Result<Mode, CliError> {
     };
     job.check_options()?;
     Ok(Mode::Pack(Box::new(job)))
-}
-
-/// `--lines` with no ELF after it (the last argument, or one before
-/// another option) becomes `--lines=`: each `--elf` binary's own DWARF.
-fn lines_without_elf(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
-    let mut args: Vec<OsString> = args.collect();
-    for i in 0..args.len() {
-        let bare = args.get(i + 1).is_none_or(|next| {
-            let n = next.as_encoded_bytes();
-            n.starts_with(b"-") && n != b"-"
-        });
-        if args[i] == "--lines" && bare {
-            args[i] = "--lines=".into();
-        }
-    }
-    args
 }
 
 fn run() -> Result<(), CliError> {

@@ -4,6 +4,7 @@
 //!
 //! Exit codes (docs/packing.md "Exit codes"): 0 ok, 1 bad input or I/O error, 2 usage.
 
+use std::ffi::OsString;
 use std::fmt::Display;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, IsTerminal, Write};
@@ -207,6 +208,39 @@ pub fn write_file_like(
     tmp.as_file().set_permissions(perms).map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
+}
+
+/// `ksym-pack`'s arguments, where a `--lines` with no ELF after it (the
+/// last argument, or one before another option) becomes `--lines=`: each
+/// `--elf` binary's own DWARF.
+pub fn lines_without_elf(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.collect();
+    for i in 0..args.len() {
+        let bare = args.get(i + 1).is_none_or(|next| {
+            let n = next.as_encoded_bytes();
+            n.starts_with(b"-") && n != b"-"
+        });
+        if args[i] == "--lines" && bare {
+            args[i] = "--lines=".into();
+        }
+    }
+    args
+}
+
+/// `ksym-pack --line-block ROWS`: the block shift of FORMAT.md §15.1 for
+/// 32, 64, 128 or 256 rows a block.
+///
+/// Errors: [`CliError::Usage`] naming the values allowed.
+pub fn parse_line_block(s: &str) -> Result<u8, CliError> {
+    spec::LINE_BLOCKS
+        .iter()
+        .position(|&v| v == s)
+        .map(|i| i as u8)
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "--line-block: expected 32, 64, 128 or 256 rows, got `{s}`"
+            ))
+        })
 }
 
 /// Hex bytes, an even number of digits, optionally after `0x` (a build-id

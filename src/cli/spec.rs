@@ -100,6 +100,8 @@ const INPUT: Operand = Operand {
     many: false,
 };
 const TOKENS: &[&str] = &["optimal", "seed"];
+/// `ksym-pack --line-block`'s values, the rows a block FORMAT.md §15.1 allows.
+pub const LINE_BLOCKS: &[&str] = &["32", "64", "128", "256"];
 
 /// `ksym-filter`.
 pub const FILTER: Tool = Tool {
@@ -232,6 +234,12 @@ pub const PACK: Tool = Tool {
         flag(
             "columns",
             "with --lines: store column numbers too (bigger blob)",
+        ),
+        with(
+            "line-block",
+            "ROWS",
+            Value::Choice(LINE_BLOCKS),
+            "with --lines: rows a line-table block: 32, 64, 128 or 256 (default; the smallest blob)",
         ),
         flag(
             "discriminators",

@@ -661,8 +661,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
                 }
             }
             let mut t = 0u8;
-            for &b in blocks[..n].iter().filter(|&&b| b < usize::MAX - 1) {
-                t ^= self.blocks.touch(lines, b);
+            for (&b, l) in blocks[..n].iter().zip(&batch.lookups) {
+                if let (Some(addr), true) = (l.addr, b < usize::MAX - 1) {
+                    t ^= self.blocks.touch(lines, b, addr.wrapping_sub(slide));
+                }
             }
             std::hint::black_box(t);
             for ((r, &b), l) in rows.iter_mut().zip(blocks.iter()).zip(&batch.lookups) {

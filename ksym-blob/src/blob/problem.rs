@@ -104,6 +104,8 @@ pub enum Problem {
     UnknownFlagsOrReserved,
     /// field wider than 32 bits.
     FieldTooWide,
+    /// block shift above 3 (FORMAT.md §15.1).
+    BlockShift,
     /// nonzero reserved bytes.
     NonZeroReserved,
     /// part longer than the section.
@@ -194,6 +196,7 @@ impl Problem {
             ShorterThanHeader => "shorter than its header",
             UnknownFlagsOrReserved => "unknown flags or nonzero reserved bytes",
             FieldTooWide => "field wider than 32 bits",
+            BlockShift => "block shift above 3 (more than 256 rows a block)",
             NonZeroReserved => "nonzero reserved bytes",
             PartTooLong => "part longer than the section",
             NonZeroPartPadding => "nonzero padding after a part",

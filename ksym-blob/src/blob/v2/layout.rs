@@ -217,9 +217,23 @@ pub use crate::kernel::BOUND_NAMES;
 /// §10.6): `bounds: u32, release_len: u16, build_id_len: u16`.
 pub const META_FIXED: usize = 8;
 
-/// Rows per block of the `lines` section's row stream (FORMAT.md §15.2):
-/// a lookup decodes at most this many rows.
-pub const LINE_BLOCK: usize = 32;
+/// Rows per block of a `lines` section's row stream (FORMAT.md §15.1):
+/// `LINE_BLOCK_MIN << shift`, header byte 38 holding `shift`
+/// (0..=[`LINE_BLOCK_SHIFT_MAX`]). A lookup decodes at most one block's
+/// rows; sections written before the field have 0 there (32 rows).
+pub const LINE_BLOCK_MIN: usize = 32;
+
+/// The largest block shift a `lines` header may hold: 256 rows a block.
+pub const LINE_BLOCK_SHIFT_MAX: u8 = 3;
+
+/// The block shift `ksym-pack` writes: 256 rows a block. Each block costs
+/// its index entry and a first row stored whole, 15 bytes on libc, and
+/// `ksym-resolve` decodes a block once for all the lookups in it
+/// (FORMAT.md §15.4 has the measurements).
+pub const LINE_BLOCK_SHIFT: u8 = 3;
+
+/// The most rows a `lines` block holds: `LINE_BLOCK_MIN << LINE_BLOCK_SHIFT_MAX`.
+pub const LINE_BLOCK_MAX: usize = LINE_BLOCK_MIN << LINE_BLOCK_SHIFT_MAX;
 
 /// Recent states a `lines` row can recall by index (FORMAT.md §15.2).
 pub const LINE_RECENT: usize = 8;

@@ -34,6 +34,10 @@ pub struct V2Options {
     /// tools); leave it off for a blob a kernel embeds, whose lean reader
     /// would read those names as none.
     pub shared_names: bool,
+    /// The `lines` section's rows a block as a shift of 32 (FORMAT.md
+    /// §15.1, 0..=3); `None` for [`super::layout::LINE_BLOCK_SHIFT`]
+    /// (256 rows).
+    pub line_block_shift: Option<u8>,
 }
 
 /// A packed v2 blob and what went into it.
@@ -235,8 +239,11 @@ impl Plan {
 
     /// The `lines` section of `opts.lines` (FORMAT.md §15), if any.
     fn lines(&self, list: &SymbolList, opts: &V2Options) -> Option<Result<Vec<u8>, PackError>> {
-        use super::source_lines::write::{encode_lines, encode_lines_naming};
+        use super::source_lines::write::{encode_lines_in_blocks, encode_lines_naming};
         let (table, columns) = opts.lines.as_ref()?;
+        let shift = opts
+            .line_block_shift
+            .unwrap_or(super::layout::LINE_BLOCK_SHIFT);
         let stored = Stored {
             list,
             rows: &self.rows,
@@ -248,9 +255,9 @@ impl Plan {
             for (r, &j) in self.order.by_name.iter().enumerate() {
                 rank.entry(stored.name(j as usize)).or_insert(r as u32);
             }
-            encode_lines_naming(table, *columns, m, |s| rank.get(s).copied())
+            encode_lines_naming(table, *columns, shift, m, |s| rank.get(s).copied())
         } else {
-            encode_lines(table, *columns)
+            encode_lines_in_blocks(table, *columns, shift)
         })
     }
 }

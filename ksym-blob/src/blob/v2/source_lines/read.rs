@@ -16,6 +16,10 @@ pub struct LineTable<'a> {
     columns: bool,
     /// Flag bit 2: the far advance opcode is valid (FORMAT.md §15.2).
     far_advance: bool,
+    /// log2 of the rows per block: [`LINE_BLOCK_MIN`] shifted by header
+    /// byte 38. A shift, not a count: block arithmetic on every lookup
+    /// must not divide.
+    block_log2: u32,
     nrows: usize,
     nnodes: usize,
     nfiles: usize,
@@ -231,9 +235,13 @@ impl<'a> LineTable<'a> {
         // Without feature `symbol-names-in-lines` flag bit 1 still reads:
         // the names it refers to are then no names (blobs a kernel embeds,
         // `ksym-pack --patch-elf`/`--asm`, never set it).
-        if flags & !7 != 0 || u32_at(sec, 20) != 0 || sec[38..40] != [0, 0] {
+        if flags & !7 != 0 || u32_at(sec, 20) != 0 || sec[39] != 0 {
             return Err(bad(at, Problem::UnknownFlagsOrReserved));
         }
+        if sec[38] > LINE_BLOCK_SHIFT_MAX {
+            return Err(bad(at + 38, Problem::BlockShift));
+        }
+        let block_log2 = LINE_BLOCK_MIN.trailing_zeros() + u32::from(sec[38]);
         let n = |o| u32_at(sec, o) as usize;
         let (nrows, nnodes, nfiles, nstrings) = (n(4), n(8), n(12), n(16));
         let mut w = [0u32; 6];
@@ -274,7 +282,7 @@ impl<'a> LineTable<'a> {
         let ok = nrows > 0
             && nnodes > 0
             && nfiles > 0
-            && parts[0].len() == 8 * nrows.div_ceil(LINE_BLOCK)
+            && parts[0].len() == 8 * nrows.div_ceil(1 << block_log2)
             && bits(nnodes, node_w as u32) == Some(parts[2].len())
             && bits(nfiles, 2 * w[1]) == Some(parts[3].len())
             && nstrings.checked_add(1).and_then(|s| bits(s, w[5])) == Some(parts[4].len())
@@ -287,6 +295,7 @@ impl<'a> LineTable<'a> {
         Ok(LineTable {
             columns: flags & 1 != 0,
             far_advance: flags & 4 != 0,
+            block_log2,
             nrows,
             nnodes,
             nfiles,
@@ -375,7 +384,7 @@ impl<'a> LineTable<'a> {
     /// The first address with a row and the end row's address: every
     /// address with source information lies in `start..end`.
     pub fn span(&self) -> (u64, u64) {
-        let last = self.nrows.div_ceil(LINE_BLOCK) - 1;
+        let last = self.blocks() - 1;
         let mut end = self.base;
         let _ = self.decode_block(last, u64::MAX, |r| end = r.address);
         (self.base, end)
@@ -395,7 +404,7 @@ impl<'a> LineTable<'a> {
     fn decode_block(&self, b: usize, addr: u64, mut f: impl FnMut(&SourceRow)) -> Option<()> {
         let at0 = u32_at(self.blocks, 8 * b + 4) as usize;
         let s = self.rows.get(at0..)?;
-        let count = LINE_BLOCK.min(self.nrows.checked_sub(b * LINE_BLOCK)?);
+        let count = self.block_len(b);
         let mut at = 0usize;
         let mut r = SourceRow {
             address: self.block_start(b),
@@ -482,14 +491,27 @@ impl<'a> LineTable<'a> {
     /// The row `addr` falls in, or `None` when it is outside the table or in
     /// a row without file and function (a gap between sections or
     /// sequences). `addr` is unslid. Time: a binary search over blocks and
-    /// at most [`LINE_BLOCK`] rows decoded.
+    /// at most [`LineTable::rows_per_block`] rows decoded.
     pub fn find(&self, addr: u64) -> Option<SourceRow> {
         self.find_in(addr, 0..self.blocks())
     }
 
     /// Row blocks (FORMAT.md §15.1), the unit of [`LineTable::find_in`]'s window.
     pub fn blocks(&self) -> usize {
-        self.nrows.div_ceil(LINE_BLOCK)
+        (self.nrows + self.rows_per_block() - 1) >> self.block_log2
+    }
+
+    /// Rows of block `b`: [`LineTable::rows_per_block`] but for the last;
+    /// 0 past the table.
+    fn block_len(&self, b: usize) -> usize {
+        let first = b.wrapping_shl(self.block_log2);
+        self.rows_per_block().min(self.nrows.saturating_sub(first))
+    }
+
+    /// Rows per block (FORMAT.md §15.1): 32, 64, 128 or 256; every block
+    /// but the last holds this many.
+    pub fn rows_per_block(&self) -> usize {
+        1 << self.block_log2
     }
 
     /// The first address of block `b`.
@@ -522,7 +544,8 @@ impl<'a> LineTable<'a> {
     }
 
     /// Reads a byte of each 64-byte line of block `b`'s rows, at most four
-    /// (to bring them into cache: a block's 32 rows span two or three).
+    /// (to bring into cache the rows a lookup decodes first: 32 rows span
+    /// two or three lines, libc's 256-row blocks seven or eight).
     #[cfg_attr(feature = "std", inline)]
     pub fn touch_block(&self, b: usize) -> u8 {
         let at = u32_at(self.blocks, 8 * b + 4) as usize;
@@ -643,7 +666,7 @@ impl<'a> LineTable<'a> {
     /// Checks every row, node and file decodes and refers inside its table,
     /// and that rows ascend (FORMAT.md §15.4). Time: one pass over the section.
     pub fn verify(&self) -> Result<(), BlobError> {
-        let nb = self.nrows.div_ceil(LINE_BLOCK);
+        let nb = self.blocks();
         let mut prev_end = None::<u64>;
         for b in 0..nb {
             let mut ok = true;
@@ -656,7 +679,7 @@ impl<'a> LineTable<'a> {
                     && (r.node as usize) < self.nnodes;
                 last = Some(r.address);
             });
-            if decoded.is_none() || !ok || count != LINE_BLOCK.min(self.nrows - b * LINE_BLOCK) {
+            if decoded.is_none() || !ok || count != self.block_len(b) {
                 return Err(bad(0, Problem::RowBlock));
             }
             prev_end = last;

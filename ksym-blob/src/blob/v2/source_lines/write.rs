@@ -127,7 +127,21 @@ fn dfs_order(nodes: &[InlineNode]) -> (Vec<u32>, Vec<u32>) {
 /// address order, a parent not before its child or an id past its table
 /// are caller bugs and reported as `LinesInvalid`.
 pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError> {
-    encode(&t.rows, &t.nodes, &t.files, &t.strings, columns, 0)
+    encode_lines_in_blocks(t, columns, LINE_BLOCK_SHIFT)
+}
+
+/// [`encode_lines`] with `LINE_BLOCK_MIN << shift` rows a block (FORMAT.md
+/// §15.1): fewer rows a block decode faster one lookup at a time, more
+/// make a smaller section.
+///
+/// Errors: as [`encode_lines`]; a `shift` above [`LINE_BLOCK_SHIFT_MAX`] is
+/// a caller bug (`LinesInvalid`).
+pub fn encode_lines_in_blocks(
+    t: &SourceTable,
+    columns: bool,
+    shift: u8,
+) -> Result<Vec<u8>, PackError> {
+    encode(&t.rows, &t.nodes, &t.files, &t.strings, columns, 0, shift)
 }
 
 /// [`encode_lines`] for a blob whose names section holds `nnames` stored
@@ -136,11 +150,14 @@ pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError
 /// strings nothing else uses are left out (FORMAT.md §15.1, flag bit 1).
 /// A C++ library's function names are nearly all its symbols' names.
 ///
-/// Errors: as [`encode_lines`]; a rank of `nnames` or more is a caller bug
-/// (`LinesInvalid`).
+/// `LINE_BLOCK_MIN << shift` rows a block, as [`encode_lines_in_blocks`].
+///
+/// Errors: as [`encode_lines_in_blocks`]; a rank of `nnames` or more is a
+/// caller bug (`LinesInvalid`).
 pub fn encode_lines_naming(
     t: &SourceTable,
     columns: bool,
+    shift: u8,
     nnames: usize,
     rank_of: impl Fn(&[u8]) -> Option<u32>,
 ) -> Result<Vec<u8>, PackError> {
@@ -150,7 +167,7 @@ pub fn encode_lines_naming(
             .iter()
             .any(|&(d, b)| d as usize >= ns || b as usize >= ns)
     {
-        return encode_lines(t, columns); // refused there, with the reason
+        return encode_lines_in_blocks(t, columns, shift); // refused there, with the reason
     }
     // Which strings stay (the files' and the names no symbol has), and
     // their ids after the others are dropped.
@@ -194,11 +211,12 @@ pub fn encode_lines_naming(
         .iter()
         .map(|&(d, b)| (new_id[d as usize], new_id[b as usize]))
         .collect();
-    encode(&t.rows, &nodes, &files, &strings, columns, nnames)
+    encode(&t.rows, &nodes, &files, &strings, columns, nnames, shift)
 }
 
 /// The encoder: with `nnames > 0`, node names from `strings.len()` on are
-/// symbol-name references (flag bit 1).
+/// symbol-name references (flag bit 1); `LINE_BLOCK_MIN << shift` rows a
+/// block.
 fn encode(
     rows_in: &[LineRow],
     nodes_in: &[InlineNode],
@@ -206,6 +224,7 @@ fn encode(
     strings: &[Vec<u8>],
     columns: bool,
     nnames: usize,
+    shift: u8,
 ) -> Result<Vec<u8>, PackError> {
     let fail = |what: &'static str| PackError {
         line: None,
@@ -218,6 +237,9 @@ fn encode(
     let Some(first) = rows_in.first() else {
         return Err(fail("no rows"));
     };
+    if shift > LINE_BLOCK_SHIFT_MAX {
+        return Err(fail("more than 256 rows a block"));
+    }
     let base = first.address;
     if rows_in.windows(2).any(|w| w[1].address <= w[0].address) {
         return Err(fail("rows not in ascending address order"));
@@ -273,11 +295,11 @@ fn encode(
             rows.extend(end);
         }
 
-        // Rows, in blocks of LINE_BLOCK.
+        // Rows, in blocks of 32 << shift.
         let mut blocks = Vec::new();
         let mut stream = Vec::new();
         let mut far_advance = false;
-        for chunk in rows.chunks(LINE_BLOCK) {
+        for chunk in rows.chunks(LINE_BLOCK_MIN << shift) {
             let r0 = chunk[0];
             blocks.extend_from_slice(&((r0.address - base) as u32).to_le_bytes());
             let at = u32::try_from(stream.len()).map_err(|_| too_large())?;
@@ -447,6 +469,7 @@ fn encode(
         for (i, w) in [wp, wn, wf, wl, wc, wo].into_iter().enumerate() {
             sec[32 + i] = w as u8;
         }
+        sec[38] = shift;
         for (i, p) in parts.iter().enumerate() {
             put32(&mut sec, 40 + 4 * i, p.len())?;
         }
@@ -519,14 +542,16 @@ mod tests {
     proptest! {
         #[test]
         fn every_address_finds_its_row(
-            steps in prop::collection::vec(step(), 1..300),
+            steps in prop::collection::vec(step(), 1..600),
             nodes in 1usize..1000,
             columns in any::<bool>(),
+            shift in 0u8..=LINE_BLOCK_SHIFT_MAX,
         ) {
             let t = table(&steps, nodes);
-            let sec = encode_lines(&t, columns).unwrap();
+            let sec = encode_lines_in_blocks(&t, columns, shift).unwrap();
             let l = LineTable::parse(&sec, 0).unwrap();
             l.verify().unwrap();
+            prop_assert_eq!(l.rows_per_block(), LINE_BLOCK_MIN << shift);
             prop_assert_eq!(l.span(), (t.rows[0].address, t.rows.last().unwrap().address));
             for (i, r) in t.rows.iter().enumerate() {
                 let end = t.rows.get(i + 1).map_or(r.address + 1, |n| n.address);
@@ -651,6 +676,37 @@ mod tests {
         let plain = table(&[(7, 1, 98, 0, 1, 0), (4, 1, 101, 0, 1, 0)], 2);
         let sec = encode_lines(&plain, false).unwrap();
         assert_eq!(sec[0] as u32 & FAR_ADVANCE, 0);
+    }
+
+    /// Header byte 38 holds the block shift: each of 32..=256 rows a block
+    /// reads back with that many rows a block, and a shift past 3 is
+    /// refused by the writer and, in a section, at open.
+    #[test]
+    fn the_block_shift_sets_the_rows_a_block() {
+        let rows: Vec<_> = (0..600).map(|i| (3, 1, 10 + i % 7, 0, 1, 0)).collect();
+        let t = table(&rows, 2);
+        let mut last = Vec::new();
+        for shift in 0..=LINE_BLOCK_SHIFT_MAX {
+            let sec = encode_lines_in_blocks(&t, false, shift).unwrap();
+            assert_eq!(sec[38], shift);
+            let l = LineTable::parse(&sec, 0).unwrap();
+            l.verify().unwrap();
+            assert_eq!(l.rows_per_block(), 32 << shift);
+            assert_eq!(l.blocks(), l.rows().div_ceil(32 << shift));
+            for r in &t.rows[..t.rows.len() - 1] {
+                assert_eq!(l.find(r.address).map(|g| g.line), Some(r.line));
+            }
+            last = sec;
+        }
+        assert_eq!(
+            last,
+            encode_lines(&t, false).unwrap(),
+            "256 rows by default"
+        );
+        last[38] = LINE_BLOCK_SHIFT_MAX + 1;
+        let e = LineTable::parse(&last, 0).unwrap_err();
+        assert!(e.to_string().contains("block shift above 3"), "{e}");
+        assert!(encode_lines_in_blocks(&t, false, LINE_BLOCK_SHIFT_MAX + 1).is_err());
     }
 
     #[test]
