@@ -77,11 +77,19 @@ impl BlockRows {
         let per_block = per.div_ceil(RUN);
         let bytes = blocks.saturating_mul(per_block * (2 + RUN * (1 + FIELDS)) * 4);
         let kept = if bytes <= budget { blocks } else { 0 };
+        // Room for the whole table decoded, reserved once: pages are only
+        // backed once written, and growing by doubling copied the arena
+        // and held both copies at the peak (1.3 MiB more for the Rust
+        // binary's 100k random addresses).
+        let words = match kept {
+            0 => 0,
+            _ => lines.map_or(0, LineTable::rows) * (1 + FIELDS) + blocks * per_block,
+        };
         BlockRows {
             per_block,
             slots: vec![[0; RUNS]; kept],
             first: vec![[u32::MAX; RUNS]; kept],
-            arena: Vec::new(),
+            arena: Vec::with_capacity(words),
             offsets: Vec::with_capacity(per),
             fields: Vec::with_capacity(per * FIELDS),
         }
