@@ -444,8 +444,9 @@ pub fn describe(k: &Kallsyms<'_>) -> std::string::String {
                 let (lo, hi) = l.span();
                 let _ = write!(
                     s,
-                    "; source lines {lo:#x}..{hi:#x}: {} rows, {} inline-tree nodes{}",
+                    "; source lines {lo:#x}..{hi:#x}: {} rows ({} a block), {} inline-tree nodes{}",
                     l.rows(),
+                    l.rows_per_block(),
                     l.nodes() - 1,
                     if l.has_columns() { ", columns" } else { "" }
                 );

@@ -46,6 +46,9 @@ const RUNS: usize = LINE_BLOCK_MAX / RUN;
 pub(in crate::resolve) struct BlockRows {
     /// Runs a full block holds: rows a block / [`RUN`].
     per_block: usize,
+    /// Words of the whole table decoded: the arena's room, reserved at
+    /// the first decode.
+    words: usize,
     /// Per block (none for a table past the budget), a slot per run: 0
     /// while the block is not decoded, [`UNKEPT`] for a block kept coded
     /// or a run past its rows, else 1 + where the run starts in `arena`.
@@ -77,19 +80,16 @@ impl BlockRows {
         let per_block = per.div_ceil(RUN);
         let bytes = blocks.saturating_mul(per_block * (2 + RUN * (1 + FIELDS)) * 4);
         let kept = if bytes <= budget { blocks } else { 0 };
-        // Room for the whole table decoded, reserved once: pages are only
-        // backed once written, and growing by doubling copied the arena
-        // and held both copies at the peak (1.3 MiB more for the Rust
-        // binary's 100k random addresses).
         let words = match kept {
             0 => 0,
             _ => lines.map_or(0, LineTable::rows) * (1 + FIELDS) + blocks * per_block,
         };
         BlockRows {
             per_block,
+            words,
             slots: vec![[0; RUNS]; kept],
             first: vec![[u32::MAX; RUNS]; kept],
-            arena: Vec::with_capacity(words),
+            arena: Vec::new(),
             offsets: Vec::with_capacity(per),
             fields: Vec::with_capacity(per * FIELDS),
         }
@@ -177,6 +177,13 @@ impl BlockRows {
     /// Decodes block `b` into the arena, run by run, and sets its runs'
     /// slots (to [`UNKEPT`] when it does not decode or fit).
     fn decode(&mut self, lines: &LineTable<'_>, b: usize, base: u64) {
+        // Room for the whole table, reserved once: pages are backed only
+        // once written, and growing by doubling copied the arena and held
+        // both copies at the peak (0.5 MiB more for the Rust binary's
+        // 100k random addresses).
+        if self.arena.capacity() == 0 {
+            self.arena.reserve_exact(self.words);
+        }
         let (mut offsets, mut fields) = (
             std::mem::take(&mut self.offsets),
             std::mem::take(&mut self.fields),
