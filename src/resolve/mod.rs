@@ -246,6 +246,9 @@ pub struct Resolver<'m, 'a> {
     row_cache: RowCache,
     /// `lines`' row blocks, decoded once.
     blocks: BlockRows,
+    /// The same for the module space's line table: a profile's driver
+    /// frames come back to the same blocks as the kernel's do.
+    module_blocks: BlockRows,
     /// The prefix oops lines strip from paths (decode_stacktrace.sh's base path).
     oops_prefix: Vec<u8>,
     /// An address's frames, reused.
@@ -381,6 +384,7 @@ impl<'m, 'a> Resolver<'m, 'a> {
             oops_prefix: Vec::new(),
             row_cache: RowCache::default(),
             blocks: BlockRows::new(lines.as_ref()),
+            module_blocks: BlockRows::new(modules.as_ref().and_then(|m| m.lines())),
             frames: Vec::new(),
             paths: DecodedCache::default(),
             functions: DecodedCache::default(),
@@ -680,7 +684,8 @@ impl<'m, 'a> Resolver<'m, 'a> {
             }
             std::hint::black_box(t);
         }
-        // Module references: few, looked up one by one.
+        // Module references: fewer, looked up one by one (their blocks
+        // decoded once, as the kernel's).
         for (i, l) in batch.lookups.iter().enumerate() {
             let (Some(ma), Some(ms)) = (l.module_addr, &self.modules) else {
                 continue;
@@ -689,7 +694,10 @@ impl<'m, 'a> Resolver<'m, 'a> {
             self.stats.module_lookups += 1;
             self.stats.resolved += u64::from(hit.is_some());
             hits[i] = hit;
-            rows[i] = ms.lines().filter(|_| l.lines).and_then(|t| t.find(ma));
+            rows[i] = ms.lines().filter(|_| l.lines).and_then(|t| {
+                let b = t.block_of(ma, 0..usize::MAX)?;
+                self.module_blocks.find(t, b, ma)
+            });
         }
         for (i, s) in shown.iter_mut().enumerate() {
             *s = match (row_hits[i], self.map) {
