@@ -360,11 +360,17 @@ with open(sys.argv[2], "w") as out:
 PY
         sed 's/^/--address=/' "$W/user.$name.addrs" > "$W/user.$name.grsp"
         ksz=$(stat -c %s "$blob")
+        # The same blob compressed at rest (FORMAT.md §17), as a store may
+        # keep it: packed, sized and raced beside the plain one.
+        RUNS=3 measure "ksym-pack --elf --lines --gzip" "$B/ksym-pack" "${args[@]}" --gzip -o "$blob.gz" < /dev/null
+        kpz=$WALL; kzsz=$(stat -c %s "$blob.gz")
         cmds=("ksym-resolve" "$B/ksym-resolve $blob")
         if [ -n "$GSYMUTIL" ]; then
             RUNS=3 measure "llvm-gsymutil --convert" "$GSYMUTIL" --convert "$dwarf" --out-file "$W/user.$name.gsym" < /dev/null > /dev/null
             gp=$WALL; gsz=$(stat -c %s "$W/user.$name.gsym")
+            ggz=$(gzip -9 -c "$W/user.$name.gsym" | wc -c)
             python3 -c "print('  %s: blob %d bytes, GSYM %d bytes: %.3fx | pack %.3f s, llvm-gsymutil %.3f s: %.2fx the time' % ('$name', $ksz, $gsz, $ksz / $gsz, $kp, $gp, $kp / $gp))" >&2
+            python3 -c "print('  %s --gzip: blob %d bytes: %.3fx GSYM, %.3fx GSYM through gzip -9 (%d bytes) | pack %.3f s: %.2fx the time' % ('$name', $kzsz, $kzsz / $gsz, $kzsz / $ggz, $ggz, $kpz, $kpz / $gp))" >&2
         fi
         # One race, each tool given the same addresses (blazecli takes
         # them as arguments, llvm-gsymutil from a response file: its
@@ -372,6 +378,7 @@ PY
         [ -x "$LLVM_BIN/llvm-symbolizer" ] && cmds+=("llvm-symbolizer --inlines" "$LLVM_BIN/llvm-symbolizer --inlines -e $dwarf")
         [ -n "$GSYMUTIL" ] && cmds+=("llvm-gsymutil" "$GSYMUTIL $W/user.$name.gsym @$W/user.$name.grsp")
         [ -n "$BLAZECLI" ] && cmds+=("blazecli symbolize elf" "$BLAZECLI symbolize elf --path $dwarf $(tr '\n' ' ' < "$W/user.$name.addrs")")
+        cmds+=("ksym-resolve (--gzip blob)" "$B/ksym-resolve $blob.gz")
         RUNS=${RUNS:-3} race "$W/user.$name.addrs" "${cmds[@]}"
         labels=()
         for ((i = 0; i < ${#cmds[@]}; i += 2)); do labels+=("${cmds[$i]}"); done
@@ -385,8 +392,11 @@ import sys
 wall = [float(c) for c in sys.argv[1].split()]
 rss = [int(r) for r in sys.argv[2].split()]
 labels = sys.argv[3].split("|")
-print("  rate ksym / peer: " + ", ".join("%s %.1fx" % (l, w / wall[0]) for l, w in zip(labels[1:], wall[1:])) +
-      " | peak memory ksym / lowest peer %.2f" % (rss[0] / min(rss[1:])))
+ours = [i for i, l in enumerate(labels) if l.startswith("ksym-resolve")]
+peers = [i for i in range(len(labels)) if i not in ours]
+for k in ours:
+    print("  rate %s / peer: " % labels[k] + ", ".join("%s %.1fx" % (labels[p], wall[p] / wall[k]) for p in peers) +
+          " | peak memory / lowest peer's %.2f" % (rss[k] / min(rss[p] for p in peers)))
 PY
         [ -x "$LLVM_BIN/llvm-symbolizer" ] && PATH="$LLVM_BIN:$PATH" KSYM_RESOLVE="$B/ksym-resolve" \
             python3 scripts/lines-agreement.py --addresses "$W/user.$name.addrs" "$dwarf" "$blob" >&2

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(reader reader_v2 lines nm_line roundtrip resolve_stream reports module_space kmod_elf elf_functions elf_lines perf_map process_maps)
+[ ${#targets[@]} -gt 0 ] || targets=(reader reader_v2 lines nm_line roundtrip resolve_stream reports module_space kmod_elf elf_functions elf_lines perf_map process_maps gzip)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 # Input caps per target: every code path is reached well below them, and a
 # run's cost grows with its input (roundtrip packs it, resolve_stream

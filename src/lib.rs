@@ -19,6 +19,7 @@
 //! [`normalize`] (a process's runtime addresses to a binary's link-time
 //! ones), [`store`] (blob stores in debuginfod's layout),
 //! [`addrindex`] (lookup acceleration for streams), [`cli`] (I/O),
+//! [`gzip`] (blob files compressed at rest),
 //! [`heap`] (huge pages for malloc's heap in the jobs that read DWARF),
 //! [`packjob`] (what `ksym-pack` runs) and [`resolve`] (the address
 //! stream), which the binaries call.
@@ -38,6 +39,8 @@ pub mod addrindex;
 pub mod cli;
 #[cfg(feature = "std")]
 pub mod elf;
+#[cfg(feature = "std")]
+pub mod gzip;
 #[cfg(feature = "std")]
 pub mod heap;
 #[cfg(feature = "std")]

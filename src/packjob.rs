@@ -66,10 +66,13 @@ pub struct PackJob {
     /// tables' discriminators, which only oops lines print (kernel packs,
     /// `--lines VMLINUX` with a symbol list, always keep them).
     pub discriminators: bool,
+    /// `--gzip`: the blob file compressed at rest (`crate::gzip`,
+    /// FORMAT.md §17), for `-o`, stdout and `--store`.
+    pub gzip: bool,
 }
 
-fn open_blob(path: &Path) -> Result<AlignedBlob, CliError> {
-    AlignedBlob::read_file(path).map_err(|e| CliError::input(path.display(), e))
+fn open_blob(path: &Path) -> Result<(AlignedBlob, Option<usize>), CliError> {
+    crate::gzip::read_blob_sized(path).map_err(|e| CliError::input(path.display(), e))
 }
 
 /// What `--check` and `--dump` say of a reserved region's zeros after the blob.
@@ -85,13 +88,14 @@ fn padding_note(padding: usize) -> String {
 ///
 /// Errors: the file cannot be read, or the first problem with its offset.
 pub fn check(path: &Path) -> Result<(), CliError> {
-    let blob = open_blob(path)?;
+    let (blob, gzip) = open_blob(path)?;
     let fail = |e| CliError::input(path.display(), e);
     let (k, padding) = Kallsyms::from_file_bytes(blob.as_bytes(), None, None).map_err(fail)?;
     k.verify().map_err(fail)?;
     println!(
-        "{}: ok: {}{}",
+        "{}: ok: {}{}{}",
         path.display(),
+        gzip.map_or(String::new(), |n| format!("gzip-compressed in {n} bytes, ")),
         crate::blob::describe(&k),
         padding_note(padding)
     );
@@ -103,7 +107,7 @@ pub fn check(path: &Path) -> Result<(), CliError> {
 ///
 /// Errors: the file cannot be read or is not a blob, or stdout fails.
 pub fn dump(path: &Path) -> Result<(), CliError> {
-    let blob = open_blob(path)?;
+    let (blob, _) = open_blob(path)?;
     let (k, padding) = Kallsyms::from_file_bytes(blob.as_bytes(), None, None)
         .map_err(|e| CliError::input(path.display(), e))?;
     if padding > 0 {
@@ -202,6 +206,11 @@ impl PackJob {
         if places.iter().filter(|&&p| p).count() > 1 {
             return usage("-o or --patch-elf, and --store, each say where the blob goes; give one");
         }
+        if self.gzip && (self.patch.is_some() || self.asm.is_some()) {
+            return usage(
+                "--gzip is for the tools' blobs: a kernel reads its blob in place (not with --patch-elf or --asm)",
+            );
+        }
         if self.asm.is_some() && (self.patch.is_some() || self.store.is_some()) {
             return usage(
                 "--asm writes assembler source, to stdout or -o; not with --patch-elf or --store",
@@ -259,6 +268,7 @@ impl PackJob {
             elf_trees: _,
             debug_dirs,
             discriminators,
+            gzip,
         } = self;
         if output.is_none() && patch.is_none() && store.is_none() && stdout_is_terminal() {
             return Err(CliError::Usage(
@@ -471,6 +481,20 @@ impl PackJob {
                 write(&mut blob).map_err(|e| CliError::input("blob", e))?;
                 let text = assembly(&blob, &section);
                 Box::new(move |out| out.write_all(&text))
+            }
+            None if gzip => {
+                let mut blob = Vec::new();
+                write(&mut blob).map_err(|e| CliError::input("blob", e))?;
+                let gz = crate::gzip::compress(&blob).map_err(|e| CliError::input("--gzip", e))?;
+                if verbose {
+                    crate::note!(
+                        "ksym-pack: --gzip: {} bytes, {:.3} of the blob's {}",
+                        gz.len(),
+                        gz.len() as f64 / blob.len().max(1) as f64,
+                        blob.len()
+                    );
+                }
+                Box::new(move |out| out.write_all(&gz))
             }
             None => write,
         };

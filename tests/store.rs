@@ -271,8 +271,13 @@ python3 servers.py 18080 store >servers.log 2>&1 &
 P1=$!
 python3 -m http.server 18090 --bind 127.0.0.1 --directory bad >/dev/null 2>&1 &
 P2=$!
-trap 'kill $P1 $P2 2>/dev/null; wait' EXIT
-for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:18080/ && curl -s -o /dev/null http://127.0.0.1:18090/ && break; sleep 0.1; done
+# The same store with every blob compressed by gzip(1) (FORMAT.md §17).
+cp -r store gzstore
+for f in gzstore/buildid/*/section/.ksym; do gzip -n -c "$f" > "$f.gz" && mv "$f.gz" "$f"; done
+python3 -m http.server 18091 --bind 127.0.0.1 --directory gzstore >/dev/null 2>&1 &
+P3=$!
+trap 'kill $P1 $P2 $P3 2>/dev/null; wait' EXIT
+for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:18080/ && curl -s -o /dev/null http://127.0.0.1:18090/ && curl -s -o /dev/null http://127.0.0.1:18091/ && break; sleep 0.1; done
 export XDG_CACHE_HOME=$PWD/cache KSYM_TIMEOUT=2
 ksym-resolve --store http://127.0.0.1:18080 mixed.txt > cold.out 2> cold.err
 ksym-resolve --store http://127.0.0.1:18080 mixed.txt > warm.out 2> warm.err
@@ -281,6 +286,8 @@ f=cache/ksym/buildid/1111111111111111111111111111111111111111/section/.ksym
 printf 'XXXX' | dd of=$f bs=1 seek=100 conv=notrunc 2>/dev/null
 ksym-resolve --store http://127.0.0.1:18080 mixed.txt > refetch.out 2> refetch.err
 ksym-resolve --store http://127.0.0.1:18080 perf.txt > perf.out 2> perf.err
+XDG_CACHE_HOME=$PWD/gzcache ksym-resolve --store http://127.0.0.1:18091 mixed.txt > gz.out 2> gz.err
+XDG_CACHE_HOME=$PWD/gzcache ksym-resolve --store http://127.0.0.1:18091 mixed.txt > gzwarm.out 2> gzwarm.err
 # A build the store lacks: one request, then remembered for a while.
 echo 0xffffffff81000000 | ksym-resolve --store http://127.0.0.1:18080 --build-id 4444444444444444444444444444444444444444 > miss.out 2> miss.err
 # (a cache of its own: build-id 1111's good blob is cached already)
@@ -292,8 +299,9 @@ echo $(( ($(date +%s%N) - start) / 1000000 )) > hang.ms
 "#;
     check(&in_netns(&dir, script));
     let read = |n: &str| std::fs::read(dir.join(n)).unwrap();
+    let read_path = |p: &Path| std::fs::read(p).unwrap();
     let text_of = |n: &str| String::from_utf8_lossy(&read(n)).into_owned();
-    for run in ["cold", "warm", "refetch"] {
+    for run in ["cold", "warm", "refetch", "gz", "gzwarm"] {
         assert_mixed(
             &read(&format!("{run}.out")),
             &text_of(&format!("{run}.err")),
@@ -302,6 +310,18 @@ echo $(( ($(date +%s%N) - start) / 1000000 )) > hang.ms
             &a2,
         );
     }
+    assert_eq!(
+        read("gz.out"),
+        read("cold.out"),
+        "a gzip store answers alike"
+    );
+    let gz_served = dir.join(format!("gzstore/buildid/{ID_618}/section/.ksym"));
+    assert_eq!(&read_path(&gz_served)[..2], &[0x1f, 0x8b]);
+    assert_eq!(
+        read_path(&dir.join(format!("gzcache/ksym/buildid/{ID_618}/section/.ksym"))),
+        bytes,
+        "the cache keeps the blob inflated"
+    );
     let cached = dir.join(format!("cache/ksym/buildid/{ID_618}/section/.ksym"));
     assert_eq!(
         std::fs::read(&cached).unwrap(),

@@ -33,16 +33,26 @@ impl AlignedBlob {
     ///
     /// Errors: the file cannot be opened or read.
     pub fn read_file(path: &Path) -> io::Result<Self> {
-        let mut f = File::open(path)?;
-        // Straight into the aligned words: one copy, no regrowth. The size is
-        // a hint only; a file that shrinks or grows meanwhile still reads whole.
+        let f = File::open(path)?;
+        // The size is a hint only; a file that shrinks or grows meanwhile
+        // still reads whole.
         let hint = f.metadata().map_or(0, |m| m.len()) as usize;
+        Self::read_sized(f, hint)
+    }
+
+    /// Reads the whole of `r`, which is about `hint` bytes long, straight
+    /// into aligned memory: one copy and no regrowth when the hint is
+    /// right (a file's length, a gzip member's ISIZE). A wrong hint costs
+    /// only speed.
+    ///
+    /// Errors: the stream's read errors.
+    pub fn read_sized(mut r: impl io::Read, hint: usize) -> io::Result<Self> {
         let mut words = vec![0u64; hint.div_ceil(8)];
         let mut len = 0;
         {
             let buf = bytemuck::cast_slice_mut::<u64, u8>(&mut words);
             while len < hint {
-                match io::Read::read(&mut f, &mut buf[len..hint]) {
+                match r.read(&mut buf[len..hint]) {
                     Ok(0) => break,
                     Ok(n) => len += n,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -51,7 +61,7 @@ impl AlignedBlob {
             }
         }
         let mut rest = Vec::new();
-        io::Read::read_to_end(&mut f, &mut rest)?;
+        r.read_to_end(&mut rest)?;
         if rest.is_empty() {
             return Ok(AlignedBlob { words, len });
         }

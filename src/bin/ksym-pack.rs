@@ -29,7 +29,7 @@ fn parse_args() -> Result<Mode, CliError> {
     let (mut patch, mut section) = (None::<PathBuf>, None::<String>);
     let (mut modules, mut skip_bad) = (None::<PathBuf>, false);
     let (mut store, mut debuginfod) = (None::<PathBuf>, None);
-    let mut asm = false;
+    let (mut asm, mut gzip) = (false, false);
     let (mut elf, mut debug_dirs) = (Vec::<PathBuf>::new(), Vec::new());
     let mut trees = Vec::new();
     let mut p = lexopt::Parser::from_args(lines_without_elf(std::env::args_os().skip(1)));
@@ -78,6 +78,7 @@ fn parse_args() -> Result<Mode, CliError> {
             Long("patch-elf") => patch = Some(p.value()?.into()),
             Long("section") => section = Some(p.value()?.string()?),
             Long("asm") => asm = true,
+            Long("gzip") => gzip = true,
             Long("check") => return Ok(Mode::Check(p.value()?.into())),
             Long("dump") => return Ok(Mode::Dump(p.value()?.into())),
             Short('h') | Long("help") => print_and_exit(PACK.help()),
@@ -117,6 +118,7 @@ fn parse_args() -> Result<Mode, CliError> {
         elf_trees: trees,
         debug_dirs,
         discriminators,
+        gzip,
     };
     job.check_options()?;
     Ok(Mode::Pack(Box::new(job)))

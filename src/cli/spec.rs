@@ -242,6 +242,10 @@ pub const PACK: Tool = Tool {
             "with --lines: rows a line-table block: 32, 64, 128 or 256 (default; the smallest blob)",
         ),
         flag(
+            "gzip",
+            "compress the blob file with gzip (smaller stores; the tools inflate it, a kernel cannot)",
+        ),
+        flag(
             "discriminators",
             "with --elf --lines: keep discriminators, which only oops lines print (kernel packs keep them)",
         ),
@@ -316,8 +320,8 @@ pub const RESOLVE: Tool = Tool {
         consoles, any architecture) or bcc output; prints `ADDR TYPE NAME+0xOFF/0xSIZE` for bare \
         addresses, symbolizes kernel frames, checks every func+0xOFF/0xSIZE, disassembles Code: \
         lines as decodecode does, and passes every other line through unchanged. BLOB is a v1 or \
-        v2 blob; with source lines (ksym-pack --lines) bare addresses get `FILE:LINE` and their \
-        inline chain, oops lines are decoded as decode_stacktrace.sh does. With --store, perf \
+        v2 blob, plain or gzip-compressed (ksym-pack --gzip); with source lines (ksym-pack \
+        --lines) bare addresses get `FILE:LINE` and their inline chain, oops lines are decoded as decode_stacktrace.sh does. With --store, perf \
         callchain frames of user-space binaries (`ADDR (PATH)`, perf's file offset), sanitizer \
         frames (`(PATH+0xOFF)`) and glibc backtraces (`PATH(+0xOFF)`) are named by the blob of \
         PATH's build-id (ksym-pack --store --elf), the kernel's user-space fault reports \

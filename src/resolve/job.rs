@@ -106,7 +106,7 @@ impl ResolveJob {
             // Read, never mapped: a blob rewritten under us must not kill
             // us with SIGBUS (docs/packing.md "Reading blobs").
             Source::Blob(b) => (
-                AlignedBlob::read_file(b.as_ref()).map_err(|e| CliError::input(b, e))?,
+                crate::gzip::read_blob(b.as_ref()).map_err(|e| CliError::input(b, e))?,
                 b,
             ),
         };

@@ -157,7 +157,8 @@ impl Store {
     }
 
     /// The blob of build-id `id`, checked (it opens and passes the deep
-    /// check); `None` when the store has none.
+    /// check), inflated when the store keeps it gzip-compressed
+    /// (FORMAT.md §17); `None` when the store has none.
     ///
     /// Errors: the store cannot be read (HTTP errors, timeouts), or the
     /// blob it serves is damaged (it is then neither used nor cached).
@@ -165,7 +166,7 @@ impl Store {
         let rel = blob_path(id);
         let cached = self.cache.as_ref().map(|c| c.join(&rel));
         if let Some(p) = &cached {
-            if let Ok(blob) = AlignedBlob::read_file(p) {
+            if let Ok(blob) = crate::gzip::read_blob(p) {
                 if let Ok(b) = check_blob(blob, false) {
                     return Ok(Some(b));
                 }
@@ -184,16 +185,21 @@ impl Store {
             }
             return Ok(None);
         };
-        let blob = check_blob(AlignedBlob::copy_from(&bytes), true).map_err(|e| {
-            StoreError::new(format!(
-                "{}/{rel}: the blob of build-id {} is damaged, not used: {e}",
-                self.describe(),
-                hex(id)
-            ))
-        })?;
+        let blob = crate::gzip::blob_from(&bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|b| check_blob(b, true))
+            .map_err(|e| {
+                StoreError::new(format!(
+                    "{}/{rel}: the blob of build-id {} is damaged, not used: {e}",
+                    self.describe(),
+                    hex(id)
+                ))
+            })?;
         if let Some(p) = &cached {
             // A cache that cannot be written only costs a fetch next time.
-            let _ = super::write::replace_file(p, &bytes);
+            // Kept inflated: a compressed blob saves bytes on the wire, and
+            // the cache would pay its inflating at every use.
+            let _ = super::write::replace_file(p, blob.as_bytes());
             let _ = std::fs::remove_file(miss_marker(p));
         }
         Ok(Some(blob))
