@@ -13,7 +13,10 @@ use std::path::Path;
 use crate::blobfile::AlignedBlob;
 
 /// The first bytes of a gzip member with DEFLATE (RFC 1952 §2.3.1: ID1,
-/// ID2, CM = 8). No v1 or v2 blob starts so (FORMAT.md §2, §9.1).
+/// ID2, CM = 8). No v2 blob starts so (its magic, FORMAT.md §9.1); a v1
+/// blob does when it holds exactly 559,903 symbols (`num_syms` is
+/// 0x88B1F, §2.1), so bytes that start so, fail to inflate and open as a
+/// blob are read as that blob.
 pub const MAGIC: [u8; 3] = [0x1f, 0x8b, 8];
 
 /// The most bytes a compressed blob may inflate to: 1 GiB, far past any
@@ -53,7 +56,10 @@ pub fn blob_from(bytes: &[u8]) -> io::Result<AlignedBlob> {
     if !is_gzip(bytes) {
         return Ok(AlignedBlob::copy_from(bytes));
     }
-    inflate(bytes)
+    match inflate(bytes) {
+        Err(_) if opens_plain(bytes) => Ok(AlignedBlob::copy_from(bytes)),
+        r => r,
+    }
 }
 
 /// Reads the blob file at `path` ([`AlignedBlob::read_file`]: read, never
@@ -73,7 +79,17 @@ pub fn read_blob_sized(path: &Path) -> io::Result<(AlignedBlob, Option<usize>)> 
     if !is_gzip(raw.as_bytes()) {
         return Ok((raw, None));
     }
-    Ok((inflate(raw.as_bytes())?, Some(raw.as_bytes().len())))
+    match inflate(raw.as_bytes()) {
+        Ok(blob) => Ok((blob, Some(raw.as_bytes().len()))),
+        Err(_) if opens_plain(raw.as_bytes()) => Ok((raw, None)),
+        Err(e) => Err(e),
+    }
+}
+
+/// The one v1 blob that starts as a gzip member does (see [`MAGIC`]):
+/// asked only once inflating has failed.
+fn opens_plain(bytes: &[u8]) -> bool {
+    crate::Kallsyms::from_file_bytes(bytes, None, None).is_ok()
 }
 
 fn inflate(bytes: &[u8]) -> io::Result<AlignedBlob> {

@@ -192,3 +192,36 @@ fn a_store_of_compressed_blobs_answers_as_a_plain_store() {
         );
     }
 }
+
+/// A v1 blob of exactly 559,903 symbols starts with `1F 8B 08` (its
+/// `num_syms`, FORMAT.md §2.1): it does not inflate, opens as a blob, and
+/// is read as one.
+#[test]
+fn the_v1_blob_that_looks_like_gzip_is_read_as_a_blob() {
+    let dir = scratch("gzip-lookalike");
+    let list: String = (0..0x88b1f_u64)
+        .map(|i| format!("{:016x} T f{i}\n", 0xffff_ffff_8100_0000 + 16 * i))
+        .collect();
+    let blob = dir.join("k.v1");
+    run_ok(
+        "ksym-pack",
+        &["--format", "v1", "-o", blob.to_str().unwrap()],
+        list.as_bytes(),
+    );
+    assert_eq!(&std::fs::read(&blob).unwrap()[..3], &[0x1f, 0x8b, 8]);
+    let out = run_ok(
+        "ksym-resolve",
+        &[blob.to_str().unwrap()],
+        b"0xffffffff81000012\n",
+    );
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "ffffffff81000012 T f1+0x2/0x10\n"
+    );
+    let check = run_ok("ksym-pack", &["--check", blob.to_str().unwrap()], b"");
+    assert!(
+        String::from_utf8_lossy(&check).contains(": ok: v1, 559903 symbols"),
+        "{}",
+        String::from_utf8_lossy(&check)
+    );
+}
