@@ -152,6 +152,12 @@ fn formats_page() -> String {
          (ksym-pack --lines), and the modules' symbols and lines (ksym-pack --modules). Any \
          alignment.",
     )]);
+    r.control("SS", ["Compressed files"]);
+    r.text([roman(
+        "A blob file the tools read may be one gzip member around either format (ksym-pack \
+         --gzip; gzip -dc gives the blob back): they inflate it at open. A kernel's blob is \
+         never compressed.",
+    )]);
     r.control("SS", ["In a kernel image"]);
     r.text([roman(
         "A kernel reserves a zero-filled section (.ksym), links, then has ksym-pack \
