@@ -103,8 +103,17 @@ fn inflate(bytes: &[u8]) -> io::Result<AlignedBlob> {
         .min(bytes.len().saturating_mul(1032))
         .min(MAX_INFLATED as usize);
     let mut dec = flate2::bufread::GzDecoder::new(bytes);
-    let blob = AlignedBlob::read_sized((&mut dec).take(MAX_INFLATED + 1), hint)
-        .map_err(|e| bad(format!("gzip-compressed blob: {e}")))?;
+    let blob = match AlignedBlob::read_sized((&mut dec).take(MAX_INFLATED + 1), hint) {
+        Ok(blob) => blob,
+        Err(e) => {
+            // DEFLATE names no position; how far the decoder read is the
+            // nearest one we have.
+            let at = bytes.len() - dec.into_inner().len();
+            return Err(bad(format!(
+                "gzip-compressed blob: {e} (input read up to byte offset {at})"
+            )));
+        }
+    };
     if blob.as_bytes().len() as u64 > MAX_INFLATED {
         return Err(bad(format!(
             "gzip-compressed blob: inflates past {MAX_INFLATED} bytes, more than any blob"
