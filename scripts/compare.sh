@@ -74,5 +74,8 @@ while IFS=$'\t' read -r label cpu kib; do
     case $label in pack-ksym) f=$W/k.bin ;; *) f=$W/g.gsym ;; esac
     echo "| $label | $cpu | $((kib / 1024)) MiB | $(stat -c %s "$f") B (file) | |"
 done < "$W/pack"
+# Both files compressed at rest: ksym's as a store keeps it (FORMAT.md §17).
+"$B/ksym-pack" --elf "$ELF" --lines "$ELF" --gzip -o "$W/k.bin.gz"
+echo "| compressed: ksym-pack --gzip / GSYM through gzip -9 | | | $(stat -c %s "$W/k.bin.gz") B / $(gzip -9 -c "$W/g.gsym" | wc -c) B | |"
 echo
 python3 scripts/lines-agreement.py "$ELF" "$W/k.bin" "$W/syms.txt" 20000
