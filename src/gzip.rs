@@ -53,13 +53,7 @@ pub fn compress(blob: &[u8]) -> io::Result<Vec<u8>> {
 /// or length does not match, or the stream is cut short), more than
 /// [`MAX_INFLATED`] bytes, or bytes after the member (with their offset).
 pub fn blob_from(bytes: &[u8]) -> io::Result<AlignedBlob> {
-    if !is_gzip(bytes) {
-        return Ok(AlignedBlob::copy_from(bytes));
-    }
-    match inflate(bytes) {
-        Err(_) if opens_plain(bytes) => Ok(AlignedBlob::copy_from(bytes)),
-        r => r,
-    }
+    member(bytes).unwrap_or_else(|| Ok(AlignedBlob::copy_from(bytes)))
 }
 
 /// Reads the blob file at `path` ([`AlignedBlob::read_file`]: read, never
@@ -76,20 +70,24 @@ pub fn read_blob(path: &Path) -> io::Result<AlignedBlob> {
 /// Errors: [`read_blob`]'s.
 pub fn read_blob_sized(path: &Path) -> io::Result<(AlignedBlob, Option<usize>)> {
     let raw = AlignedBlob::read_file(path)?;
-    if !is_gzip(raw.as_bytes()) {
-        return Ok((raw, None));
-    }
-    match inflate(raw.as_bytes()) {
-        Ok(blob) => Ok((blob, Some(raw.as_bytes().len()))),
-        Err(_) if opens_plain(raw.as_bytes()) => Ok((raw, None)),
-        Err(e) => Err(e),
+    let len = raw.as_bytes().len();
+    match member(raw.as_bytes()) {
+        None => Ok((raw, None)),
+        Some(inflated) => inflated.map(|blob| (blob, Some(len))),
     }
 }
 
-/// The one v1 blob that starts as a gzip member does (see [`MAGIC`]):
-/// asked only once inflating has failed.
-fn opens_plain(bytes: &[u8]) -> bool {
-    crate::Kallsyms::from_file_bytes(bytes, None, None).is_ok()
+/// What a gzip member in `bytes` inflates to; `None` when the bytes are
+/// the blob itself: no member, or the one v1 blob that starts as a member
+/// does (see [`MAGIC`]), asked only once inflating has failed.
+fn member(bytes: &[u8]) -> Option<io::Result<AlignedBlob>> {
+    if !is_gzip(bytes) {
+        return None;
+    }
+    match inflate(bytes) {
+        Err(_) if crate::Kallsyms::from_file_bytes(bytes, None, None).is_ok() => None,
+        r => Some(r),
+    }
 }
 
 fn inflate(bytes: &[u8]) -> io::Result<AlignedBlob> {
