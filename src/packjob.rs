@@ -458,8 +458,10 @@ impl PackJob {
                     }
                     v2.lines = Some((table, columns));
                     // A blob a kernel embeds is read by its lean reader,
-                    // which has no decoder for shared function names.
+                    // which has no decoder for shared function names or
+                    // coded rows.
                     v2.shared_names = patch.is_none() && asm.is_none();
+                    v2.coded_rows = v2.shared_names;
                 }
                 if let Some(r) = mods {
                     let set = r.map_err(|e| CliError::input("--modules", e))?;
@@ -657,6 +659,7 @@ fn module_space(
         lines: set.lines.map(|t| (t, columns)),
         // Module space is read on the host alone.
         shared_names: true,
+        coded_rows: true,
         line_block_shift,
         ..V2Options::default()
     };

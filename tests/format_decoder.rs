@@ -3,6 +3,11 @@
 
 mod common;
 use common::*;
+#[path = "format_decoder/coded.rs"]
+mod coded;
+#[path = "format_decoder/module_space.rs"]
+mod module_space;
+use coded::{BitStream, coded_block, row_codes};
 
 fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
@@ -208,7 +213,9 @@ fn decode_v2_names(b: &[u8]) -> (Vec<Row>, Vec<Vec<u8>>) {
     assert_eq!(&b[..8], b"\x89KSYM\r\n\x1a");
     assert_eq!(u16::from_le_bytes([b[8], b[9]]), 4);
     let header_len = u16::from_le_bytes([b[10], b[11]]) as usize;
-    assert_eq!(u32_at(b, 12), 0, "flags");
+    // §9.1: bit 0 alone (4-byte type exceptions, §10.3).
+    let flags = u32_at(b, 12);
+    assert_eq!(flags & !1, 0, "flags");
     let num_syms = u32_at(b, 16) as usize;
     let m = u32_at(b, 20) as usize;
     // §9.1: bit `id - 1` of `sections` for each section listed.
@@ -296,8 +303,14 @@ fn decode_v2_names(b: &[u8]) -> (Vec<Row>, Vec<Vec<u8>>) {
         }
     }
     // §10.3 types.
-    let exc: std::collections::HashMap<u32, u8> =
-        sec[&5].chunks(8).map(|e| (u32_at(e, 0), e[4])).collect();
+    let exc: std::collections::HashMap<u32, u8> = if flags & 1 == 1 {
+        sec[&5]
+            .chunks(4)
+            .map(|e| (u32_at(e, 0) & 0xFF_FFFF, e[3]))
+            .collect()
+    } else {
+        sec[&5].chunks(8).map(|e| (u32_at(e, 0), e[4])).collect()
+    };
     let ty = |j: usize| {
         *exc.get(&(j as u32))
             .unwrap_or(if bit(sec[&4], j) { &b'T' } else { &b't' })
@@ -526,7 +539,7 @@ struct Lines {
 /// §15 of a blob whose stored names by rank are `by_rank`.
 fn decode_lines(s: &[u8], by_rank: &[Vec<u8>]) -> Lines {
     let flags = u32_at(s, 0);
-    assert_eq!(flags & !7, 0, "flags");
+    assert_eq!(flags & !15, 0, "flags");
     let columns = flags & 1 == 1;
     let far_advance = flags & 4 == 4;
     let (nrows, nnodes, nfiles, nstrings) = (
@@ -601,10 +614,26 @@ fn decode_lines(s: &[u8], by_rank: &[Vec<u8>]) -> Lines {
             f
         })
         .collect();
-    // §15.2 rows.
+    // §15.2 rows, or §15.6's coded rows.
     let mut rows = Vec::new();
     let mut discs = Vec::new();
-    for blk in 0..nrows.div_ceil(per) {
+    if flags & 8 != 0 {
+        assert!(!far_advance, "flag bit 2 with bit 3");
+        let (codes, stream) = row_codes(parts[1]);
+        for blk in 0..nrows.div_ceil(per) {
+            let count = per.min(nrows - per * blk);
+            let addr = base + u64::from(u32_at(parts[0], 8 * blk));
+            let mut bits = BitStream {
+                s: stream,
+                pos: u32_at(parts[0], 8 * blk + 4) as usize,
+            };
+            coded_block(
+                &codes, &mut bits, addr, count, columns, &mut rows, &mut discs,
+            );
+        }
+        assert!(rows.len() == nrows);
+    }
+    for blk in (0..nrows.div_ceil(per)).filter(|_| flags & 8 == 0) {
         let mut at = u32_at(parts[0], 8 * blk + 4) as usize;
         let r = parts[1];
         let mut addr = base + u64::from(u32_at(parts[0], 8 * blk));
@@ -692,6 +721,32 @@ fn decode_lines(s: &[u8], by_rank: &[Vec<u8>]) -> Lines {
     }
 }
 
+/// `ksym-resolve --json BLOB`'s frames for each line of `input`, as
+/// (function, path, line, column or 0): what [`frames_at`] decodes.
+fn resolved_frames(blob: &std::path::Path, input: &[u8]) -> Vec<Vec<(String, String, u64, u64)>> {
+    let out = run_ok("ksym-resolve", &["--json", blob.to_str().unwrap()], input);
+    lines(&out)
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_slice(line).unwrap();
+            v["frames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    let s = |k: &str| f[k].as_str().unwrap().to_owned();
+                    let n = |k: &str| f[k].as_u64();
+                    (
+                        s("function"),
+                        s("file"),
+                        n("line").unwrap(),
+                        n("column").unwrap_or(0),
+                    )
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// §15.3: the frames of `addr` as (function, path, line, column).
 fn frames_at(l: &Lines, addr: u64) -> Vec<(String, String, u64, u64)> {
     let Some(i) = l.rows.iter().rposition(|r| r.0 <= addr) else {
@@ -759,27 +814,8 @@ fn lines_decoder_from_the_document_agrees_with_ksym_resolve() {
         let path = dir.join("b.v2");
         std::fs::write(&path, &blob).unwrap();
         let input: String = addrs.iter().map(|a| format!("{a:#x}\n")).collect();
-        let out = run_ok(
-            "ksym-resolve",
-            &["--json", path.to_str().unwrap()],
-            input.as_bytes(),
-        );
         let mut with_columns = 0;
-        for (a, line) in addrs.iter().zip(lines(&out)) {
-            let v: serde_json::Value = serde_json::from_slice(line).unwrap();
-            let got: Vec<(String, String, u64, u64)> = v["frames"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|f| {
-                    (
-                        f["function"].as_str().unwrap().to_owned(),
-                        f["file"].as_str().unwrap().to_owned(),
-                        f["line"].as_u64().unwrap(),
-                        f["column"].as_u64().unwrap_or(0),
-                    )
-                })
-                .collect();
+        for (a, got) in addrs.iter().zip(resolved_frames(&path, input.as_bytes())) {
             let want = frames_at(&l, *a);
             with_columns += want.iter().filter(|f| f.3 != 0).count();
             assert_eq!(got, want, "{a:#x}");
@@ -797,147 +833,6 @@ fn lines_decoder_from_the_document_agrees_with_ksym_resolve() {
                 assert!(String::from_utf8_lossy(&out).contains(&want), "{a:#x}");
             }
         }
-    }
-}
-
-// ---- v2 `module_space` (FORMAT.md §16), from the document alone ----
-
-/// §16.1: (name, build-id, sections as (name, base, size)) per module, and
-/// the inner blob.
-type DecodedModules = (Vec<(Vec<u8>, Vec<u8>, Vec<(Vec<u8>, u64, u64)>)>, Vec<u8>);
-
-fn decode_module_space(s: &[u8]) -> DecodedModules {
-    let (nmods, nsects) = (u32_at(s, 0) as usize, u32_at(s, 4) as usize);
-    let (pool_len, inner_len) = (u32_at(s, 8) as usize, u32_at(s, 12) as usize);
-    let sects_at = 16 + 16 * nmods;
-    let pool_at = sects_at + 24 * nsects;
-    let pool = &s[pool_at..pool_at + pool_len];
-    let inner_at = pad8(pool_at + pool_len);
-    assert!(s[pool_at + pool_len..inner_at].iter().all(|&b| b == 0));
-    assert_eq!(inner_at + inner_len, s.len());
-    let str_at = |off: u32, len: usize| pool[off as usize..off as usize + len].to_vec();
-    let mut mods = Vec::new();
-    for i in 0..nmods {
-        let r = 16 + 16 * i;
-        let name = str_at(
-            u32_at(s, r),
-            u16::from_le_bytes([s[r + 4], s[r + 5]]) as usize,
-        );
-        let bid = str_at(
-            u32_at(s, r + 8),
-            u16::from_le_bytes([s[r + 6], s[r + 7]]) as usize,
-        );
-        let first = u32_at(s, r + 12) as usize;
-        let end = if i + 1 < nmods {
-            u32_at(s, r + 16 + 12) as usize
-        } else {
-            nsects
-        };
-        let sections = (first..end)
-            .map(|k| {
-                let q = sects_at + 24 * k;
-                (
-                    str_at(u32_at(s, q + 16), u32_at(s, q + 20) as usize),
-                    u64_at(s, q),
-                    u64_at(s, q + 8),
-                )
-            })
-            .collect();
-        mods.push((name, bid, sections));
-    }
-    (mods, s[inner_at..].to_vec())
-}
-
-#[test]
-fn module_space_decoder_from_the_document_agrees_with_ksym_resolve() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let dir = scratch("modspace-doc");
-    let mods = dir.join("mods");
-    std::fs::create_dir_all(&mods).unwrap();
-    std::fs::copy(root.join("kmod/ksym_test.ko"), mods.join("ksym_test.ko")).unwrap();
-    let inl = root.join("lines/inl.elf");
-    let args = [
-        "--format",
-        "v2",
-        "--lines",
-        inl.to_str().unwrap(),
-        "--modules",
-        mods.to_str().unwrap(),
-    ];
-    let blob = run_ok("ksym-pack", &args, b"");
-    let (modules, inner) = decode_module_space(v2_section(&blob, 14));
-    assert_eq!(modules.len(), 1);
-    let (name, bid, sections) = &modules[0];
-    assert_eq!(name, b"ksym_test");
-    assert_eq!(bid.len(), 20);
-    let names: Vec<&[u8]> = sections.iter().map(|s| &s.0[..]).collect();
-    assert_eq!(
-        names,
-        [
-            &b".text"[..],
-            b".init.text",
-            b".exit.text",
-            b".text.unlikely"
-        ]
-    );
-    // §16.2: the first module at 0x1000, sections ascending and disjoint.
-    assert_eq!(sections[0].1, 0x1000);
-    for w in sections.windows(2) {
-        assert!(w[0].1 + w[0].2 <= w[1].1);
-    }
-    // The inner blob is an ordinary v2 blob (§9 to §15).
-    let (syms, by_rank) = decode_v2_names(&inner);
-    let l = decode_lines(v2_section(&inner, 13), &by_rank);
-    let path = dir.join("b.v2");
-    std::fs::write(&path, &blob).unwrap();
-    let mut input = String::new();
-    let mut want = Vec::new();
-    for (addr, _, sym, module) in &syms {
-        assert!(module.is_none(), "the inner blob has no module column");
-        let sym = String::from_utf8_lossy(sym);
-        let sec = sections
-            .iter()
-            .find(|s| s.1 <= *addr && *addr < s.1 + s.2)
-            .expect("in a section");
-        for off in [0u64, 1, 7] {
-            if addr + off < sec.1 + sec.2 {
-                // A size no offset here equals: `off == size` is a `%pB` return
-                // address, decoded at ADDR - 1.
-                input.push_str(&format!("[ 1.0]  {sym}+{off:#x}/0xffff [ksym_test]\n"));
-                want.push(frames_at(&l, addr + off));
-            }
-        }
-    }
-    let out = run_ok(
-        "ksym-resolve",
-        &["--json", path.to_str().unwrap()],
-        input.as_bytes(),
-    );
-    let got: Vec<_> = lines(&out)
-        .map(|line| {
-            let v: serde_json::Value = serde_json::from_slice(line).unwrap();
-            v["frames"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|f| {
-                    (
-                        f["function"].as_str().unwrap().to_owned(),
-                        f["file"].as_str().unwrap().to_owned(),
-                        f["line"].as_u64().unwrap(),
-                        0u64,
-                    )
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    assert_eq!(got.len(), want.len());
-    for (g, w) in got.iter().zip(&want) {
-        let w: Vec<_> = w
-            .iter()
-            .map(|f| (f.0.clone(), f.1.clone(), f.2, 0))
-            .collect();
-        assert_eq!(g, &w);
     }
 }
 

@@ -46,6 +46,7 @@ pub fn local_blob(path: &Path, dirs: &DebugDirs, lines: bool) -> Result<LocalBlo
         segments: f.segments,
         build_id: debugfile::build_id_of(path).unwrap_or_default(),
         shared_names: true,
+        coded_rows: true,
         ..Default::default()
     };
     let (mut lines_from, mut warning) = (None, None);

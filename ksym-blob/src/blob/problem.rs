@@ -36,7 +36,10 @@ pub enum Problem {
     BlockFieldRange,
     /// lengths or bound bits out of range.
     MetaFieldRange,
-    /// width out of range (1 to 64) or reserved bytes not zero.
+    /// a padding gap or size exception gives no size (form 1).
+    SizeGaps,
+    /// unknown form, width out of range (1 to 64; 1 to 16 in form 1) or
+    /// reserved bytes not zero.
     SizesHeader,
     /// counts too large.
     CountsTooLarge,
@@ -118,6 +121,9 @@ pub enum Problem {
     PartShapes,
     /// a row block does not decode, ascend or stay in its tables.
     RowBlock,
+    /// the coded rows' code tables run past their part or are
+    /// over-subscribed (FORMAT.md §15.6).
+    RowCode,
     /// a node refers past its table or to a later parent.
     NodeRef,
     /// a file refers past the strings.
@@ -150,7 +156,10 @@ impl Problem {
         use Problem::*;
         match self {
             LengthNotSymbolCount => "length does not match the symbol count",
-            SizesHeader => "width out of range (1 to 64) or reserved bytes not zero",
+            SizeGaps => "a padding gap or size exception gives no size (form 1)",
+            SizesHeader => {
+                "unknown form, width out of range (1 to 64; 1 to 16 in form 1) or reserved bytes not zero"
+            }
             NoMagic => "no v2 magic",
             UnknownFlags => "unknown flags set",
             HeaderLengthVsCount => "header length and section count disagree",
@@ -203,6 +212,7 @@ impl Problem {
             PartsNotFilling => "parts do not fill the section",
             PartShapes => "counts, widths and part lengths disagree",
             RowBlock => "a row block does not decode, ascend or stay in its tables",
+            RowCode => "row code tables run past their part or are over-subscribed",
             NodeRef => "a node refers past its table or to a later parent",
             FileRef => "a file refers past the strings",
             StringOffsetsNotAscending => "string offsets not ascending",

@@ -224,7 +224,7 @@ impl BlockRows {
 mod tests {
     use super::*;
     use crate::blob::v2::source_lines::write::{
-        InlineNode, LineRow, SourceTable, encode_lines_in_blocks,
+        InlineNode, LineRow, RowForm, SourceTable, encode_lines_in_blocks,
     };
     use proptest::prelude::*;
 
@@ -264,8 +264,9 @@ mod tests {
             budget in prop_oneof![Just(0usize), Just(BUDGET)],
             columns in any::<bool>(),
             shift in 0u8..=3,
+            form in prop_oneof![Just(RowForm::Bytes), Just(RowForm::Coded)],
         ) {
-            let sec = encode_lines_in_blocks(&table(&steps), columns, shift).unwrap();
+            let sec = encode_lines_in_blocks(&table(&steps), columns, shift, form).unwrap();
             let l = LineTable::parse(&sec, 0).unwrap();
             let mut cache = BlockRows::with_budget(Some(&l), budget);
             let (lo, hi) = l.span();

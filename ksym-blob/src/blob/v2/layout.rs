@@ -13,6 +13,12 @@ pub const MAGIC: [u8; 8] = [0x89, b'K', b'S', b'Y', b'M', b'\r', b'\n', 0x1A];
 /// counted token table with two-byte codes, §11.3).
 pub const VERSION: u16 = 4;
 
+/// Header flag bit 0: `type_exceptions` holds 4-byte entries, the row in
+/// the low 24 bits and the type byte above them (FORMAT.md §10.3); without
+/// it, 8-byte `{row: u32, type: u32}` entries. The writer sets it whenever
+/// the blob has fewer than 2^24 stored rows.
+pub const FLAG_SHORT_TYPE_EXCEPTIONS: u32 = 1;
+
 /// Bytes of the fixed header, before the section directory (FORMAT.md §9.1).
 pub const HEADER_LEN: usize = 32;
 

@@ -34,6 +34,11 @@ pub struct V2Options {
     /// tools); leave it off for a blob a kernel embeds, whose lean reader
     /// would read those names as none.
     pub shared_names: bool,
+    /// Huffman-code the `lines` section's rows where that makes them
+    /// smaller (FORMAT.md §15.6, flag bit 3): for readers with feature
+    /// `coded-lines` (the host tools); leave it off for a blob a kernel
+    /// embeds, whose lean reader refuses such a section.
+    pub coded_rows: bool,
     /// The `lines` section's rows a block as a shift of 32 (FORMAT.md
     /// §15.1, 0..=3); `None` for [`super::layout::LINE_BLOCK_SHIFT`]
     /// (256 rows).
@@ -239,11 +244,12 @@ impl Plan {
 
     /// The `lines` section of `opts.lines` (FORMAT.md §15), if any.
     fn lines(&self, list: &SymbolList, opts: &V2Options) -> Option<Result<Vec<u8>, PackError>> {
-        use super::source_lines::write::{encode_lines_in_blocks, encode_lines_naming};
+        use super::source_lines::write::{RowForm, encode_lines_in_blocks, encode_lines_naming};
         let (table, columns) = opts.lines.as_ref()?;
         let shift = opts
             .line_block_shift
             .unwrap_or(super::layout::LINE_BLOCK_SHIFT);
+        let form = RowForm::when(opts.coded_rows);
         let stored = Stored {
             list,
             rows: &self.rows,
@@ -255,9 +261,9 @@ impl Plan {
             for (r, &j) in self.order.by_name.iter().enumerate() {
                 rank.entry(stored.name(j as usize)).or_insert(r as u32);
             }
-            encode_lines_naming(table, *columns, shift, m, |s| rank.get(s).copied())
+            encode_lines_naming(table, *columns, shift, form, m, |s| rank.get(s).copied())
         } else {
-            encode_lines_in_blocks(table, *columns, shift)
+            encode_lines_in_blocks(table, *columns, shift, form)
         })
     }
 }
@@ -398,10 +404,16 @@ fn assemble(
     // Types: a bit for T (1) or t (0), other types as exceptions.
     let mut types = vec![0u64; m.div_ceil(64)];
     let mut exceptions = Vec::new();
+    // A weak or IFUNC symbol is an exception (734 in libc): 4 bytes each
+    // where the row fits 24 bits.
+    let short = m < 1 << 24;
     for j in 0..m {
         match list.symbol_type(rows[j] as usize) {
             b'T' => types[j / 64] |= 1 << (j % 64),
             b't' => {}
+            other if short => {
+                exceptions.extend_from_slice(&(j as u32 | u32::from(other) << 24).to_le_bytes())
+            }
             other => {
                 exceptions.extend_from_slice(&(j as u32).to_le_bytes());
                 exceptions.extend_from_slice(&u32::from(other).to_le_bytes());
@@ -514,21 +526,13 @@ fn assemble(
         sections.push((SectionId::ModuleSpace, ms.clone()));
     }
 
-    // Sizes: `width: u32`, 4 zero bytes, then each stored row's size as a
-    // packed array (0: unknown).
+    // Sizes (FORMAT.md §10.7): form 0 holds each stored row's size; form 1
+    // the padding from its end to the next stored row, mostly under 32
+    // bytes where a size takes 16 bits, with the rest as exceptions.
     if list.has_sizes() {
         let size = |j: usize| list.size(rows[j] as usize).unwrap_or(0);
-        let max = (0..m).map(size).max().unwrap_or(0);
-        let width = (64 - max.leading_zeros()).max(1);
-        let mut packed = Bits::default();
-        for j in 0..m {
-            packed.push(size(j), width);
-        }
-        let mut sec = Vec::with_capacity(8 + 8 * (m * width as usize).div_ceil(64));
-        sec.extend_from_slice(&width.to_le_bytes());
-        sec.extend_from_slice(&0u32.to_le_bytes());
-        sec.extend_from_slice(&pad(packed.bytes(), m * width as usize));
-        sections.push((SectionId::Sizes, sec));
+        let addr = |j: usize| list.address(rows[j] as usize);
+        sections.push((SectionId::Sizes, sizes_section(m, size, addr)));
     }
 
     // Segments: count, form, then each PT_LOAD's fields; form 1 (24-byte
@@ -568,6 +572,9 @@ fn assemble(
     blob[..8].copy_from_slice(&MAGIC);
     blob[8..10].copy_from_slice(&VERSION.to_le_bytes());
     blob[10..12].copy_from_slice(&(header_len as u16).to_le_bytes());
+    if short {
+        blob[12..16].copy_from_slice(&FLAG_SHORT_TYPE_EXCEPTIONS.to_le_bytes());
+    }
     let num_syms = u32::try_from(list.len()).map_err(|_| fail(PackErrorKind::TooManySymbols))?;
     blob[16..20].copy_from_slice(&num_syms.to_le_bytes());
     blob[20..24].copy_from_slice(&(m as u32).to_le_bytes());
@@ -632,4 +639,83 @@ pub fn reseal(blob: &mut [u8]) {
     d.update(&blob[32..header_len]);
     let crc = d.finalize();
     blob[28..32].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// The `sizes` section (FORMAT.md §10.7) of `m` stored rows, row `j` at
+/// `addr(j)` (ascending) with size `size(j)` (0: unknown): form 1 when it
+/// is smaller than form 0.
+fn sizes_section(m: usize, size: impl Fn(usize) -> u64, addr: impl Fn(usize) -> u64) -> Vec<u8> {
+    let packed_len = |width: u32| 8 * (m * width as usize).div_ceil(64);
+    let pad = |mut b: Vec<u8>, width: u32| {
+        b.resize(packed_len(width), 0);
+        b
+    };
+    let max = (0..m).map(&size).max().unwrap_or(0);
+    let width0 = (64 - max.leading_zeros()).max(1);
+    // Form 1's value of row j: 0 unknown, gap + 1, or all ones (an
+    // exception) where the gap does not fit or there is no next row.
+    let mut next = vec![None; m];
+    for j in (0..m.saturating_sub(1)).rev() {
+        next[j] = if addr(j + 1) > addr(j) {
+            Some(addr(j + 1))
+        } else {
+            next[j + 1]
+        };
+    }
+    let gap = |j: usize| {
+        let s = size(j);
+        next[j]
+            .and_then(|n| n.checked_sub(addr(j))?.checked_sub(s))
+            .filter(|_| s != 0)
+    };
+    // Exceptions hold sizes as u32.
+    let widths = if max <= u64::from(u32::MAX) {
+        1..width0.min(17)
+    } else {
+        0..0
+    };
+    let form1 = widths
+        .map(|w| {
+            let esc = (1u64 << w) - 1;
+            let exceptions = (0..m)
+                .filter(|&j| size(j) != 0 && gap(j).is_none_or(|g| g + 1 >= esc))
+                .count();
+            (16 + packed_len(w) + 8 * exceptions, w)
+        })
+        .min();
+    let mut sec = Vec::new();
+    match form1 {
+        Some((len, w)) if len < 8 + packed_len(width0) => {
+            let esc = (1u64 << w) - 1;
+            let mut packed = Bits::default();
+            let mut exceptions = Vec::new();
+            for j in 0..m {
+                let v = match (size(j), gap(j)) {
+                    (0, _) => 0,
+                    (_, Some(g)) if g + 1 < esc => g + 1,
+                    (s, _) => {
+                        exceptions.extend_from_slice(&(j as u32).to_le_bytes());
+                        exceptions.extend_from_slice(&(s as u32).to_le_bytes());
+                        esc
+                    }
+                };
+                packed.push(v, w);
+            }
+            for v in [w, 1, (exceptions.len() / 8) as u32, 0] {
+                sec.extend_from_slice(&v.to_le_bytes());
+            }
+            sec.extend_from_slice(&pad(packed.bytes(), w));
+            sec.extend_from_slice(&exceptions);
+        }
+        _ => {
+            let mut packed = Bits::default();
+            for j in 0..m {
+                packed.push(size(j), width0);
+            }
+            sec.extend_from_slice(&width0.to_le_bytes());
+            sec.extend_from_slice(&0u32.to_le_bytes());
+            sec.extend_from_slice(&pad(packed.bytes(), width0));
+        }
+    }
+    sec
 }

@@ -15,6 +15,8 @@ use crate::kernel::LAST_SYMBOL_MAX_SPAN;
 
 mod by_name;
 mod open;
+#[cfg(feature = "sizes")]
+mod sizes;
 pub use crate::blob::v2::layout::LoadSegment;
 pub use open::blob_len;
 #[cfg(test)]
@@ -438,16 +440,34 @@ impl<'a> KallsymsV2<'a> {
 
     fn symbol_type_of(&self, j: usize) -> u8 {
         let exc = self.sec(SectionId::TypeExceptions);
+        let e = self.type_exception_len();
+        let n = exc.len() / e;
+        let mask = if e == 4 { 0xFF_FFFF } else { u32::MAX };
+        let row_of = |k: usize| (u32_at(exc, e * k) & mask) as usize;
         // Branchless: a stream's rows are random, the compares unpredictable.
-        let n = exc.len() / 8;
-        let k = partition_point(n, |m| (u32_at(exc, 8 * m) as usize) < j);
-        if k < n && u32_at(exc, 8 * k) as usize == j {
-            return u32_at(exc, 8 * k + 4) as u8;
+        let k = partition_point(n, |m| row_of(m) < j);
+        if k < n && row_of(k) == j {
+            return if e == 4 {
+                (u32_at(exc, 4 * k) >> 24) as u8
+            } else {
+                u32_at(exc, 8 * k + 4) as u8
+            };
         }
         if get_bit(self.sec(SectionId::Types), j) {
             b'T'
         } else {
             b't'
+        }
+    }
+
+    /// Bytes of a `type_exceptions` entry: 4 with header flag bit 0, else
+    /// 8 (FORMAT.md §10.3).
+    #[cfg_attr(feature = "std", inline)]
+    fn type_exception_len(&self) -> usize {
+        if u32_at(self.blob, 12) & FLAG_SHORT_TYPE_EXCEPTIONS != 0 {
+            4
+        } else {
+            8
         }
     }
 
@@ -870,21 +890,6 @@ impl<'a> KallsymsV2<'a> {
             offset,
             size: end.map(|e| e.wrapping_sub(sym_addr)),
         })
-    }
-
-    /// Stored row `j`'s size in bytes from the `sizes` section (FORMAT.md
-    /// §10.7), `None` where the blob has none or it is 0 (unknown).
-    #[cfg(feature = "sizes")]
-    #[cfg_attr(feature = "std", inline)]
-    pub fn row_size(&self, j: usize) -> Option<u64> {
-        let s = self.sec(SectionId::Sizes);
-        let width = u32_at(s, 0);
-        if s.len() < 8 || width == 0 || width > 64 {
-            return None;
-        }
-        let bits = s.get(8..).unwrap_or_default();
-        let v = get_bits(bits, (j as u64).wrapping_mul(u64::from(width)), width);
-        (v != 0).then_some(v)
     }
 
     /// The load segments of the binary the blob describes (FORMAT.md

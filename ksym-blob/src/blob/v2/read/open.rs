@@ -33,7 +33,7 @@ fn parse_header(blob: &[u8]) -> Result<Header, BlobError> {
         return Err(err(8, BlobErrorKind::UnsupportedVersion { version }));
     }
     let len = u16_at(blob, 10) as usize;
-    if u32_at(blob, 12) != 0 {
+    if u32_at(blob, 12) & !FLAG_SHORT_TYPE_EXCEPTIONS != 0 {
         return Err(err(12, BlobErrorKind::BadHeader(Problem::UnknownFlags)));
     }
     let h = Header {
@@ -414,7 +414,11 @@ impl<'a> KallsymsV2<'a> {
         {
             return Err(fail(SectionId::Names, Problem::ShorterThanIndex));
         }
-        if !self.sec(SectionId::TypeExceptions).len().is_multiple_of(8) {
+        if !self
+            .sec(SectionId::TypeExceptions)
+            .len()
+            .is_multiple_of(self.type_exception_len())
+        {
             return Err(fail(
                 SectionId::TypeExceptions,
                 Problem::LengthNotMultipleOf8,
@@ -438,13 +442,29 @@ impl<'a> KallsymsV2<'a> {
                 .map_err(|what| fail(SectionId::Modules, what))?;
         }
         if self.present & bit(SectionId::Sizes) != 0 {
-            // §10.7: width 1 to 64, 4 zero bytes, m packed values.
+            // §10.7: width 1 to 64 and form 0, m packed sizes; or width 1
+            // to 16 and form 1, the exceptions' count, 4 zero bytes, m
+            // packed gaps and the exceptions.
             let s = self.sec(SectionId::Sizes);
             let width = u32_at(s, 0) as usize;
-            if s.len() < 8 || !(1..=64).contains(&width) || u32_at(s, 4) != 0 {
+            let (form, head) = (u32_at(s, 4), if u32_at(s, 4) == 1 { 16 } else { 8 });
+            let ok = match form {
+                0 => (1..=64).contains(&width),
+                1 => (1..=16).contains(&width) && u32_at(s, 12) == 0,
+                _ => false,
+            };
+            if s.len() < head || !ok {
                 return Err(fail(SectionId::Sizes, Problem::SizesHeader));
             }
-            if m.checked_mul(width).map(|b| 8 + 8 * words_for(b)) != Some(s.len()) {
+            let exceptions = if form == 1 {
+                8 * u32_at(s, 8) as usize
+            } else {
+                0
+            };
+            if m.checked_mul(width)
+                .map(|b| head + 8 * words_for(b) + exceptions)
+                != Some(s.len())
+            {
                 return Err(fail(SectionId::Sizes, Problem::LengthNotSymbolCount));
             }
         }

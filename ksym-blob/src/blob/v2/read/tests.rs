@@ -202,6 +202,58 @@ fn sizes_end_symbols_and_leave_gaps_unknown() {
     assert_eq!((h.offset, h.size), (0x40, Some(0x80)));
 }
 
+/// FORMAT.md §10.7 form 1: sizes stored as the padding before the next
+/// symbol, with exceptions for a size past the next symbol, one too far
+/// from it, the last symbol and an alias of another size; every row's
+/// size reads back as given, and `--check` passes.
+#[test]
+fn size_gaps_read_back_every_size() {
+    let mut list = SymbolList::new();
+    let mut want = Vec::new();
+    let mut a = 0x1000u64;
+    for i in 0..300u64 {
+        let size = match i {
+            7 => 0,               // unknown
+            50 => 0x100,          // past the next symbol
+            90 => 1,              // a gap of 63 bytes: an exception
+            _ => 0x40 - (i % 16), // gaps of 0 to 15
+        };
+        list.push(a, b't', format!("f{i}").as_bytes()).unwrap();
+        if size != 0 {
+            list.set_last_size(size);
+        }
+        want.push((a, size));
+        if i == 120 {
+            list.push(a, b'W', b"alias_of_f120").unwrap();
+            list.set_last_size(0x8);
+            want.push((a, 0x8));
+        }
+        a += 0x40;
+    }
+    let blob = AlignedBlob::copy_from(&pack_v2(&list, &V2Options::default()).unwrap().blob);
+    let v = KallsymsV2::from_blob(blob.as_bytes(), None, None).unwrap();
+    let s = v.sec(SectionId::Sizes);
+    assert_eq!(
+        (u32_at(s, 0), u32_at(s, 4), u32_at(s, 8)),
+        (5, 1, 4),
+        "width 5, form 1, 4 exceptions"
+    );
+    v.verify().unwrap();
+    assert_eq!(v.stored(), want.len());
+    for (j, &(addr, size)) in want.iter().enumerate() {
+        assert_eq!(v.stored_address(j), addr);
+        assert_eq!(v.row_size(j), (size != 0).then_some(size), "row {j}");
+    }
+    // A gap that leaves no size is refused by the deep check.
+    let mut bad = blob.as_bytes().to_vec();
+    let at = v.at(SectionId::Sizes) + 16;
+    bad[at] |= 0x1F; // row 0: all ones, with no exception for it
+    reseal(&mut bad);
+    let bad = AlignedBlob::copy_from(&bad);
+    let w = KallsymsV2::from_blob(bad.as_bytes(), None, None).unwrap();
+    assert!(w.verify().is_err());
+}
+
 /// A last symbol whose size is known covers all of it, past the 1 MiB the
 /// kernel's rule gives a last symbol of unknown extent (FORMAT.md §12.1
 /// step 4): a JIT's or a program's large last function.

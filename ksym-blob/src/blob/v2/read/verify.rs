@@ -31,10 +31,39 @@ impl KallsymsV2<'_> {
         Ok(())
     }
 
+    /// A form-1 `sizes` section (FORMAT.md §10.7): exception rows ascend
+    /// below the row count, each escape has its exception and each gap
+    /// leaves a size of at least one byte.
+    #[cfg(feature = "sizes")]
+    fn verify_size_gaps(&self) -> Result<(), Problem> {
+        let s = self.sec(SectionId::Sizes);
+        if u32_at(s, 4) != 1 {
+            return Ok(());
+        }
+        let width = u32_at(s, 0);
+        let n = u32_at(s, 8) as usize;
+        let at = 16 + 8 * (self.stored * width as usize).div_ceil(64);
+        let e = s.get(at..).unwrap_or_default();
+        let rows = (0..n).map(|i| u32_at(e, 8 * i) as usize);
+        if rows.clone().zip(rows.clone().skip(1)).any(|(a, b)| a >= b)
+            || rows.clone().any(|r| r >= self.stored)
+        {
+            return Err(Problem::SizeGaps);
+        }
+        let packed = s.get(16..).unwrap_or_default();
+        for j in 0..self.stored {
+            let v = get_bits(packed, (j * width as usize) as u64, width);
+            if v != 0 && self.row_size(j).is_none_or(|size| size == 0) {
+                return Err(Problem::SizeGaps);
+            }
+        }
+        Ok(())
+    }
+
     /// Deep check for `ksym-pack --check`: addresses ascending, folding as
     /// FORMAT.md §10.1 requires, every name decodable with exact LCPs, names
     /// strictly in name order, `addr_to_name` and `name_to_addr` inverse,
-    /// types and modules in range. Linear time; allocates three name buffers.
+    /// types, modules and size gaps in range. Linear time; allocates three name buffers.
     ///
     /// Errors: the first violation, with the offset of its section.
     pub fn verify(&self) -> Result<(), BlobError> {
@@ -78,10 +107,13 @@ impl KallsymsV2<'_> {
                 return Err(fail(SectionId::AddrToName, Problem::PermutationsNotInverse));
             }
         }
-        for i in 1..self.sec(SectionId::TypeExceptions).len() / 8 {
-            if u32_at(self.sec(SectionId::TypeExceptions), 8 * i)
-                <= u32_at(self.sec(SectionId::TypeExceptions), 8 * (i - 1))
-            {
+        let (exc, e) = (
+            self.sec(SectionId::TypeExceptions),
+            self.type_exception_len(),
+        );
+        let mask = if e == 4 { 0xFF_FFFF } else { u32::MAX };
+        for i in 1..exc.len() / e {
+            if u32_at(exc, e * i) & mask <= u32_at(exc, e * (i - 1)) & mask {
                 return Err(fail(SectionId::TypeExceptions, Problem::RowsNotAscending));
             }
         }
@@ -187,6 +219,9 @@ impl KallsymsV2<'_> {
         if expect_at != self.sec(SectionId::Names).len() {
             return Err(fail(SectionId::Names, Problem::BytesAfterLastBucket));
         }
+        #[cfg(feature = "sizes")]
+        self.verify_size_gaps()
+            .map_err(|what| fail(SectionId::Sizes, what))?;
         Ok(())
     }
 }

@@ -16,6 +16,10 @@ pub struct LineTable<'a> {
     columns: bool,
     /// Flag bit 2: the far advance opcode is valid (FORMAT.md §15.2).
     far_advance: bool,
+    /// Flag bit 3: the rows part is codes and a bit stream, and blocks
+    /// point at bits (FORMAT.md §15.6).
+    #[cfg(feature = "coded-lines")]
+    coded: Option<super::coded::RowCode<'a>>,
     /// log2 of the rows per block: [`LINE_BLOCK_MIN`] shifted by header
     /// byte 38. A shift, not a count: block arithmetic on every lookup
     /// must not divide.
@@ -149,6 +153,76 @@ pub struct SourceRow {
     pub discriminator: u32,
 }
 
+/// Walks a block's `count` rows from `first`, calling `f` on each whose
+/// address is at most `addr` and stopping at the first past it; `step`
+/// turns a row into the next (its discriminator reset to 0) given the
+/// recent states and *top*, the largest node so far in the block, which
+/// general rows' node deltas are relative to (FORMAT.md §15.2). The byte
+/// and the coded decoders (§15.6) spell rows apart and walk them alike.
+#[cfg_attr(feature = "std", inline(always))]
+pub(super) fn walk_block(
+    mut r: SourceRow,
+    count: usize,
+    addr: u64,
+    mut f: impl FnMut(&SourceRow),
+    mut step: impl FnMut(&mut SourceRow, &RecentStates, u32) -> Option<()>,
+) -> Option<()> {
+    if r.address > addr {
+        return Some(());
+    }
+    f(&r);
+    let mut recent = RecentStates::default();
+    recent.touch(r.node, r.file, r.line);
+    let mut top = r.node;
+    for _ in 1..count {
+        r.discriminator = 0;
+        step(&mut r, &recent, top)?;
+        if r.address > addr {
+            return Some(());
+        }
+        recent.touch(r.node, r.file, r.line);
+        top = top.max(r.node);
+        f(&r);
+    }
+    Some(())
+}
+
+impl SourceRow {
+    /// A block's first row at `address`, its fields read in their stored
+    /// order by `next` (FORMAT.md §15.2: file, line, [column], node,
+    /// discriminator); `None` when one is missing or above u32.
+    #[cfg_attr(feature = "std", inline(always))]
+    pub(super) fn first_of_block(
+        address: u64,
+        columns: bool,
+        mut next: impl FnMut() -> Option<u64>,
+    ) -> Option<SourceRow> {
+        let mut v = || u32::try_from(next()?).ok();
+        let (file, line) = (v()?, v()?);
+        let column = if columns { v()? } else { 0 };
+        Some(SourceRow {
+            address,
+            file,
+            line,
+            column,
+            node: v()?,
+            discriminator: v()?,
+        })
+    }
+
+    /// The fields a block's first row stores, in their order: what
+    /// [`SourceRow::first_of_block`] reads back.
+    #[cfg(feature = "std")]
+    pub(super) fn first_fields(&self, columns: bool) -> impl Iterator<Item = u64> {
+        let column = columns.then_some(self.column);
+        let d = Some(self.discriminator);
+        [Some(self.file), Some(self.line), column, Some(self.node), d]
+            .into_iter()
+            .flatten()
+            .map(u64::from)
+    }
+}
+
 /// One frame of an address's inline chain. Names and paths are ids into
 /// the section's tables, decoded on demand with [`LineTable::string`] and
 /// [`LineTable::file`] (a stream of lookups decodes each once and caches it).
@@ -235,7 +309,10 @@ impl<'a> LineTable<'a> {
         // Without feature `symbol-names-in-lines` flag bit 1 still reads:
         // the names it refers to are then no names (blobs a kernel embeds,
         // `ksym-pack --patch-elf`/`--asm`, never set it).
-        if flags & !7 != 0 || u32_at(sec, 20) != 0 || sec[39] != 0 {
+        // Flag bit 3 (coded rows) only with feature `coded-lines`: a
+        // kernel's blob never has it.
+        let known = if cfg!(feature = "coded-lines") { 15 } else { 7 };
+        if flags & !known != 0 || u32_at(sec, 20) != 0 || sec[39] != 0 {
             return Err(bad(at, Problem::UnknownFlagsOrReserved));
         }
         if sec[38] > LINE_BLOCK_SHIFT_MAX {
@@ -292,9 +369,19 @@ impl<'a> LineTable<'a> {
         if !ok {
             return Err(bad(at, Problem::PartShapes));
         }
+        #[cfg(feature = "coded-lines")]
+        let coded = match flags & 8 {
+            0 => None,
+            _ => Some(super::coded::RowCode::parse(parts[1]).map_err(|o| {
+                let rows_at = LINES_HEADER + parts[0].len().div_ceil(8) * 8;
+                bad(at + rows_at + o, Problem::RowCode)
+            })?),
+        };
         Ok(LineTable {
             columns: flags & 1 != 0,
             far_advance: flags & 4 != 0,
+            #[cfg(feature = "coded-lines")]
+            coded,
             block_log2,
             nrows,
             nnodes,
@@ -401,35 +488,21 @@ impl<'a> LineTable<'a> {
     /// bytes do not decode (a forged blob). The state lives in locals, one
     /// match per opcode.
     #[cfg_attr(feature = "std", inline(always))]
-    fn decode_block(&self, b: usize, addr: u64, mut f: impl FnMut(&SourceRow)) -> Option<()> {
+    fn decode_block(&self, b: usize, addr: u64, f: impl FnMut(&SourceRow)) -> Option<()> {
         let at0 = u32_at(self.blocks, 8 * b + 4) as usize;
+        #[cfg(feature = "coded-lines")]
+        if let Some(code) = &self.coded {
+            let (count, start) = (self.block_len(b), self.block_start(b));
+            return code.decode_block(at0, count, start, self.columns, addr, f);
+        }
         let s = self.rows.get(at0..)?;
         let count = self.block_len(b);
         let mut at = 0usize;
-        let mut r = SourceRow {
-            address: self.block_start(b),
-            ..SourceRow::default()
-        };
-        r.file = u32::try_from(uleb(s, &mut at)?).ok()?;
-        r.line = u32::try_from(uleb(s, &mut at)?).ok()?;
-        if self.columns {
-            r.column = u32::try_from(uleb(s, &mut at)?).ok()?;
-        }
-        r.node = u32::try_from(uleb(s, &mut at)?).ok()?;
-        r.discriminator = u32::try_from(uleb(s, &mut at)?).ok()?;
-        if r.address > addr {
-            return Some(());
-        }
-        f(&r);
-        let mut recent = RecentStates::default();
-        recent.touch(r.node, r.file, r.line);
-        // The largest node so far in the block: general rows' node deltas
-        // are relative to it (FORMAT.md §15.2).
-        let mut top = r.node;
-        for _ in 1..count {
+        let first =
+            SourceRow::first_of_block(self.block_start(b), self.columns, || uleb(s, &mut at))?;
+        walk_block(first, count, addr, f, |r, recent, top| {
             let op = *s.get(at)?;
             at += 1;
-            r.discriminator = 0;
             if op < 0x80 {
                 r.address = r.address.wrapping_add(u64::from(op >> 3) + 1);
                 r.line = r.line.wrapping_add_signed(i32::from(op & 7) - 2);
@@ -478,14 +551,8 @@ impl<'a> LineTable<'a> {
             if self.columns {
                 r.column = u32::try_from(uleb(s, &mut at)?).ok()?;
             }
-            if r.address > addr {
-                return Some(());
-            }
-            recent.touch(r.node, r.file, r.line);
-            top = top.max(r.node);
-            f(&r);
-        }
-        Some(())
+            Some(())
+        })
     }
 
     /// The row `addr` falls in, or `None` when it is outside the table or in
@@ -549,15 +616,20 @@ impl<'a> LineTable<'a> {
     #[cfg_attr(feature = "std", inline)]
     pub fn touch_block(&self, b: usize) -> u8 {
         let at = u32_at(self.blocks, 8 * b + 4) as usize;
-        let end = if b + 1 < self.blocks() {
-            u32_at(self.blocks, 8 * b + 12) as usize
-        } else {
-            self.rows.len()
+        let next = (b + 1 < self.blocks()).then(|| u32_at(self.blocks, 8 * b + 12) as usize);
+        // Coded blocks point at bits of the stream after the codes.
+        #[cfg(feature = "coded-lines")]
+        let (rows, at, next) = match &self.coded {
+            Some(code) => (code.stream(), at >> 3, next.map(|n| n >> 3)),
+            None => (self.rows, at, next),
         };
+        #[cfg(not(feature = "coded-lines"))]
+        let rows = self.rows;
+        let end = next.unwrap_or(rows.len());
         let mut t = 0;
         let mut p = at;
         while p < end.min(at.saturating_add(256)) {
-            t ^= self.rows.get(p).copied().unwrap_or(0);
+            t ^= rows.get(p).copied().unwrap_or(0);
             p += 64;
         }
         t

@@ -73,6 +73,8 @@ pub const SYMBOL_NAMES: u32 = 2;
 /// §15.1 flag bit 2, §15.2): set only when some row does, so a reader that
 /// predates the opcode refuses such a section at open, not mid-lookup.
 pub const FAR_ADVANCE: u32 = 4;
+/// Flag bit 3: the rows are Huffman-coded (FORMAT.md §15.6).
+pub const CODED_ROWS: u32 = 8;
 
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
@@ -127,12 +129,14 @@ fn dfs_order(nodes: &[InlineNode]) -> (Vec<u32>, Vec<u32>) {
 /// address order, a parent not before its child or an id past its table
 /// are caller bugs and reported as `LinesInvalid`.
 pub fn encode_lines(t: &SourceTable, columns: bool) -> Result<Vec<u8>, PackError> {
-    encode_lines_in_blocks(t, columns, LINE_BLOCK_SHIFT)
+    encode_lines_in_blocks(t, columns, LINE_BLOCK_SHIFT, RowForm::Bytes)
 }
 
 /// [`encode_lines`] with `LINE_BLOCK_MIN << shift` rows a block (FORMAT.md
 /// §15.1): fewer rows a block decode faster one lookup at a time, more
-/// make a smaller section.
+/// make a smaller section. Rows in `rows` form: a coded section (FORMAT.md
+/// §15.6, flag bit 3) is read only by readers with feature `coded-lines`,
+/// not a kernel's.
 ///
 /// Errors: as [`encode_lines`]; a `shift` above [`LINE_BLOCK_SHIFT_MAX`] is
 /// a caller bug (`LinesInvalid`).
@@ -140,8 +144,51 @@ pub fn encode_lines_in_blocks(
     t: &SourceTable,
     columns: bool,
     shift: u8,
+    rows: RowForm,
 ) -> Result<Vec<u8>, PackError> {
-    encode(&t.rows, &t.nodes, &t.files, &t.strings, columns, 0, shift)
+    let form = Form {
+        columns,
+        nnames: 0,
+        shift,
+        rows,
+    };
+    encode(&t.rows, &t.nodes, &t.files, &t.strings, form)
+}
+
+/// How [`encode`] lays the section out.
+#[derive(Clone, Copy)]
+struct Form {
+    columns: bool,
+    /// Node names from `strings.len()` on are symbol-name references
+    /// (flag bit 1) when nonzero.
+    nnames: usize,
+    shift: u8,
+    rows: RowForm,
+}
+
+/// The form of a `lines` section's rows (FORMAT.md §15.2, §15.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowForm {
+    /// Byte opcodes, what every reader reads (a kernel's too).
+    Bytes,
+    /// Huffman-coded when that is smaller than bytes (small tables are
+    /// not: the codes cost 96 bytes and up).
+    Smaller,
+    /// Huffman-coded whatever the size, unless a value is too large for
+    /// the code (FORMAT.md §15.6): tests and fuzzing reach the decoder
+    /// with it on small tables.
+    Coded,
+}
+
+impl RowForm {
+    /// [`RowForm::Smaller`] when `coded`, else [`RowForm::Bytes`].
+    pub fn when(coded: bool) -> Self {
+        if coded {
+            RowForm::Smaller
+        } else {
+            RowForm::Bytes
+        }
+    }
 }
 
 /// [`encode_lines`] for a blob whose names section holds `nnames` stored
@@ -150,7 +197,8 @@ pub fn encode_lines_in_blocks(
 /// strings nothing else uses are left out (FORMAT.md §15.1, flag bit 1).
 /// A C++ library's function names are nearly all its symbols' names.
 ///
-/// `LINE_BLOCK_MIN << shift` rows a block, as [`encode_lines_in_blocks`].
+/// `LINE_BLOCK_MIN << shift` rows a block in `rows` form, as
+/// [`encode_lines_in_blocks`].
 ///
 /// Errors: as [`encode_lines_in_blocks`]; a rank of `nnames` or more is a
 /// caller bug (`LinesInvalid`).
@@ -158,6 +206,7 @@ pub fn encode_lines_naming(
     t: &SourceTable,
     columns: bool,
     shift: u8,
+    rows: RowForm,
     nnames: usize,
     rank_of: impl Fn(&[u8]) -> Option<u32>,
 ) -> Result<Vec<u8>, PackError> {
@@ -167,7 +216,7 @@ pub fn encode_lines_naming(
             .iter()
             .any(|&(d, b)| d as usize >= ns || b as usize >= ns)
     {
-        return encode_lines_in_blocks(t, columns, shift); // refused there, with the reason
+        return encode_lines_in_blocks(t, columns, shift, rows); // refused there, with the reason
     }
     // Which strings stay (the files' and the names no symbol has), and
     // their ids after the others are dropped.
@@ -211,21 +260,29 @@ pub fn encode_lines_naming(
         .iter()
         .map(|&(d, b)| (new_id[d as usize], new_id[b as usize]))
         .collect();
-    encode(&t.rows, &nodes, &files, &strings, columns, nnames, shift)
+    let form = Form {
+        columns,
+        nnames,
+        shift,
+        rows,
+    };
+    encode(&t.rows, &nodes, &files, &strings, form)
 }
 
-/// The encoder: with `nnames > 0`, node names from `strings.len()` on are
-/// symbol-name references (flag bit 1); `LINE_BLOCK_MIN << shift` rows a
-/// block.
+/// The encoder, in `form`'s layout.
 fn encode(
     rows_in: &[LineRow],
     nodes_in: &[InlineNode],
     files_in: &[(u32, u32)],
     strings: &[Vec<u8>],
-    columns: bool,
-    nnames: usize,
-    shift: u8,
+    form: Form,
 ) -> Result<Vec<u8>, PackError> {
+    let Form {
+        columns,
+        nnames,
+        shift,
+        rows: row_form,
+    } = form;
     let fail = |what: &'static str| PackError {
         line: None,
         kind: PackErrorKind::LinesInvalid(what),
@@ -304,13 +361,9 @@ fn encode(
             blocks.extend_from_slice(&((r0.address - base) as u32).to_le_bytes());
             let at = u32::try_from(stream.len()).map_err(|_| too_large())?;
             blocks.extend_from_slice(&at.to_le_bytes());
-            uleb(&mut stream, u64::from(r0.file));
-            uleb(&mut stream, u64::from(r0.line));
-            if columns {
-                uleb(&mut stream, u64::from(r0.column));
+            for v in r0.first_fields(columns) {
+                uleb(&mut stream, v);
             }
-            uleb(&mut stream, u64::from(r0.node));
-            uleb(&mut stream, u64::from(r0.discriminator));
             let mut recent = RecentStates::default();
             recent.touch(r0.node, r0.file, r0.line);
             // New nodes mostly follow the largest seen so far in the block.
@@ -386,6 +439,21 @@ fn encode(
             }
         }
 
+        // The coded form where it is smaller (FORMAT.md §15.6): rows are
+        // decoded a block at a time, so the blocks keep their rows and
+        // point at bits instead of bytes.
+        let mut coded_rows = false;
+        if row_form != RowForm::Bytes
+            && let Some((part, bits)) =
+                super::coded_write::encode_rows(&rows, LINE_BLOCK_MIN << shift, columns)
+            && (part.len() < stream.len() || row_form != RowForm::Smaller)
+        {
+            for (b, at) in bits.iter().enumerate() {
+                blocks[8 * b + 4..8 * b + 8].copy_from_slice(&at.to_le_bytes());
+            }
+            (stream, coded_rows, far_advance) = (part, true, false);
+        }
+
         // Inline tree and files, bit-packed.
         let parent_delta = |i: usize| {
             let n = &nodes_in[order[i] as usize];
@@ -459,7 +527,8 @@ fn encode(
         };
         let flags = if columns { WITH_COLUMNS } else { 0 }
             | if nnames > 0 { SYMBOL_NAMES } else { 0 }
-            | if far_advance { FAR_ADVANCE } else { 0 };
+            | if far_advance { FAR_ADVANCE } else { 0 }
+            | if coded_rows { CODED_ROWS } else { 0 };
         put32(&mut sec, 0, flags as usize)?;
         put32(&mut sec, 4, rows.len())?;
         put32(&mut sec, 8, nn)?;
@@ -546,9 +615,12 @@ mod tests {
             nodes in 1usize..1000,
             columns in any::<bool>(),
             shift in 0u8..=LINE_BLOCK_SHIFT_MAX,
+            coded in any::<bool>(),
         ) {
             let t = table(&steps, nodes);
-            let sec = encode_lines_in_blocks(&t, columns, shift).unwrap();
+            let form = if coded { RowForm::Coded } else { RowForm::Bytes };
+            let sec = encode_lines_in_blocks(&t, columns, shift, form).unwrap();
+            prop_assert_eq!(u32_at(&sec, 0) & CODED_ROWS != 0, coded);
             let l = LineTable::parse(&sec, 0).unwrap();
             l.verify().unwrap();
             prop_assert_eq!(l.rows_per_block(), LINE_BLOCK_MIN << shift);
@@ -687,7 +759,7 @@ mod tests {
         let t = table(&rows, 2);
         let mut last = Vec::new();
         for shift in 0..=LINE_BLOCK_SHIFT_MAX {
-            let sec = encode_lines_in_blocks(&t, false, shift).unwrap();
+            let sec = encode_lines_in_blocks(&t, false, shift, RowForm::Bytes).unwrap();
             assert_eq!(sec[38], shift);
             let l = LineTable::parse(&sec, 0).unwrap();
             l.verify().unwrap();
@@ -706,7 +778,9 @@ mod tests {
         last[38] = LINE_BLOCK_SHIFT_MAX + 1;
         let e = LineTable::parse(&last, 0).unwrap_err();
         assert!(e.to_string().contains("block shift above 3"), "{e}");
-        assert!(encode_lines_in_blocks(&t, false, LINE_BLOCK_SHIFT_MAX + 1).is_err());
+        assert!(
+            encode_lines_in_blocks(&t, false, LINE_BLOCK_SHIFT_MAX + 1, RowForm::Bytes).is_err()
+        );
     }
 
     #[test]

@@ -1,0 +1,47 @@
+//! Symbol sizes from the `sizes` section (docs/FORMAT.md §10.7): form 0's
+//! sizes, form 1's padding gaps and their exceptions.
+
+use super::*;
+
+impl KallsymsV2<'_> {
+    /// Stored row `j`'s size in bytes from the `sizes` section (FORMAT.md
+    /// §10.7), `None` where the blob has none or it is 0 (unknown). Form 1
+    /// stores the padding after the symbol instead: the size is then the
+    /// distance to the next stored row at a higher address, less it.
+    #[cfg_attr(feature = "std", inline)]
+    pub fn row_size(&self, j: usize) -> Option<u64> {
+        let s = self.sec(SectionId::Sizes);
+        let width = u32_at(s, 0);
+        if s.len() < 8 || width == 0 || width > 64 {
+            return None;
+        }
+        let form1 = u32_at(s, 4) == 1;
+        let bits = s.get(if form1 { 16 } else { 8 }..).unwrap_or_default();
+        let v = get_bits(bits, (j as u64).wrapping_mul(u64::from(width)), width);
+        if !form1 || v == 0 {
+            return (v != 0).then_some(v);
+        }
+        if v == (1u64 << width) - 1 {
+            return self.size_exception(s, j);
+        }
+        let at = self.stored_address(j);
+        let mut k = j + 1;
+        while k < self.stored && self.stored_address(k) == at {
+            k += 1;
+        }
+        let next = (k < self.stored).then(|| self.stored_address(k))?;
+        next.checked_sub(at)?.checked_sub(v - 1)
+    }
+
+    /// Row `j`'s size among the exceptions of a form-1 `sizes` section
+    /// `s`: `{row: u32, size: u32}` entries after the packed gaps, rows
+    /// ascending (FORMAT.md §10.7).
+    fn size_exception(&self, s: &[u8], j: usize) -> Option<u64> {
+        let width = u32_at(s, 0) as usize;
+        let n = u32_at(s, 8) as usize;
+        let at = 16 + 8 * (self.stored.checked_mul(width)?).div_ceil(64);
+        let e = s.get(at..at.checked_add(n.checked_mul(8)?)?)?;
+        let k = partition_point(n, |i| (u32_at(e, 8 * i) as usize) < j);
+        (k < n && u32_at(e, 8 * k) as usize == j).then(|| u64::from(u32_at(e, 8 * k + 4)))
+    }
+}
