@@ -539,7 +539,7 @@ struct Lines {
 /// §15 of a blob whose stored names by rank are `by_rank`.
 fn decode_lines(s: &[u8], by_rank: &[Vec<u8>]) -> Lines {
     let flags = u32_at(s, 0);
-    assert_eq!(flags & !15, 0, "flags");
+    assert_eq!(flags & !31, 0, "flags");
     let columns = flags & 1 == 1;
     let far_advance = flags & 4 == 4;
     let (nrows, nnodes, nfiles, nstrings) = (
@@ -595,18 +595,44 @@ fn decode_lines(s: &[u8], by_rank: &[Vec<u8>]) -> Lines {
         })
         .collect();
     let nw: usize = w[..5].iter().sum();
+    // Flag bit 4: (parent, name) records, the bitvector of nodes with a
+    // parent, their call sites by rank; each piece 8-aligned.
+    let apart = flags & 16 != 0;
+    let rec_w = if apart { w[0] + w[1] } else { nw };
+    let bv_at = pad8((nnodes * rec_w).div_ceil(8));
+    let words = nnodes.div_ceil(64);
+    let sites_at = bv_at + pad8(8 * words + 4 * words);
+    let has_parent = |i: usize| parts[2][bv_at + i / 8] >> (i % 8) & 1 == 1;
+    if apart {
+        let ones = (0..nnodes).filter(|&i| has_parent(i)).count();
+        let site_w = w[2] + w[3] + w[4];
+        assert_eq!(parts[2].len(), sites_at + 8 * (ones * site_w).div_ceil(64));
+        for k in 0..words {
+            let below = (0..64 * k).filter(|&i| has_parent(i)).count();
+            assert_eq!(u32_at(parts[2], bv_at + 8 * words + 4 * k) as usize, below);
+        }
+    }
     let nodes: Vec<[u64; 5]> = (0..nnodes)
         .map(|i| {
             let mut f = [0u64; 5];
-            let mut bit = i * nw;
+            let mut at = (0, i * rec_w);
             for (k, v) in f.iter_mut().enumerate() {
+                if apart && k == 2 {
+                    if !has_parent(i) {
+                        break;
+                    }
+                    let rank = (0..i).filter(|&j| has_parent(j)).count();
+                    at = (sites_at, rank * (w[2] + w[3] + w[4]));
+                }
+                let (base, bit) = at;
                 for x in 0..w[k] {
-                    if parts[2][(bit + x) / 8] >> ((bit + x) % 8) & 1 == 1 {
+                    if parts[2][base + (bit + x) / 8] >> ((bit + x) % 8) & 1 == 1 {
                         *v |= 1 << x;
                     }
                 }
-                bit += w[k];
+                at.1 += w[k];
             }
+            assert!(!apart || has_parent(i) == (f[0] != 0), "node {i}'s bit");
             // The parent is stored as its distance back (0: none).
             if f[0] != 0 {
                 f[0] = i as u64 - f[0];

@@ -1,5 +1,6 @@
-//! §15.6 (coded rows) and §10.7 form 1 (size gaps), from the document
-//! alone, as the rest of `format_decoder`.
+//! §15.6 (coded rows), §15.1 flag bit 4 (call sites apart) and §10.7
+//! form 1 (size gaps), from the document alone, as the rest of
+//! `format_decoder`.
 
 use super::common::*;
 use super::{
@@ -157,10 +158,10 @@ fn many_functions_c() -> String {
     src + "  return s & 1;\n}\n"
 }
 
-/// §15.6 and §10.7 form 1, from the document: a program whose rows are
-/// Huffman-coded decodes to what `ksym-resolve` prints at every row's
-/// first and last address, and its sizes in form 1 are the ELF sizes
-/// `nm -S` prints.
+/// §15.6, §15.1 flag bit 4 and §10.7 form 1, from the document: a
+/// program whose rows are Huffman-coded and call sites apart decodes to
+/// what `ksym-resolve` prints at every row's first and last address, and
+/// its sizes in form 1 are the ELF sizes `nm -S` prints.
 #[test]
 fn coded_rows_and_size_gaps_from_the_document_agree_with_ksym_resolve_and_nm() {
     let dir = scratch("lines-doc-coded");
@@ -174,7 +175,7 @@ fn coded_rows_and_size_gaps_from_the_document_agree_with_ksym_resolve_and_nm() {
     run_ok("ksym-pack", &["--elf", elf_s, "--lines", "-o", path_s], b"");
     let blob = std::fs::read(&path).unwrap();
     let sec = v2_section(&blob, 13);
-    assert_eq!(u32_at(sec, 0) & 12, 8, "flag bit 3, not bit 2");
+    assert_eq!(u32_at(sec, 0) & 28, 24, "flag bits 3 and 4, not bit 2");
     let (syms, by_rank) = decode_v2_names(&blob);
     let l = decode_lines(sec, &by_rank);
     assert!(l.rows.len() > 3000, "{} rows", l.rows.len());

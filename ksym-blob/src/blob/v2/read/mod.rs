@@ -791,7 +791,7 @@ impl<'a> KallsymsV2<'a> {
         if let Some((p, true)) = next {
             let v = p.wrapping_sub(PFX_DISTANCE);
             if v <= addr && addr < p {
-                return self.hit(addr, r, true, v, Some(p));
+                return self.hit(addr, r, true, v, Some(p), Some(p));
             }
         }
         if r == 0 {
@@ -808,8 +808,15 @@ impl<'a> KallsymsV2<'a> {
         {
             first = self.first_alias(first - 1, sym_addr);
         }
-        let next = next.map(|(a, f)| if f { a.wrapping_sub(PFX_DISTANCE) } else { a });
-        self.hit(addr, first, false, sym_addr, next)
+        let next_adjusted = next.map(|(a, f)| if f { a.wrapping_sub(PFX_DISTANCE) } else { a });
+        self.hit(
+            addr,
+            first,
+            false,
+            sym_addr,
+            next_adjusted,
+            next.map(|(a, _)| a),
+        )
     }
 
     /// The first stored row at `sym_addr`, given that row `hi` is at it.
@@ -840,7 +847,8 @@ impl<'a> KallsymsV2<'a> {
     }
 
     /// §12.1 step 4: whether the symbol at `sym_addr` (stored row `j`, or
-    /// its folded companion) covers `addr`, given the next symbol's address.
+    /// its folded companion) covers `addr`, given the next symbol's address
+    /// and, for its size (§10.7 form 1), the next stored row's.
     #[cfg_attr(feature = "std", inline)]
     fn hit(
         &self,
@@ -849,6 +857,7 @@ impl<'a> KallsymsV2<'a> {
         folded: bool,
         sym_addr: u64,
         next: Option<u64>,
+        next_stored: Option<u64>,
     ) -> Option<RowHit> {
         if Some(sym_addr) == self.etext || Some(sym_addr) == self.einittext {
             return None;
@@ -860,9 +869,14 @@ impl<'a> KallsymsV2<'a> {
             end = Some(end.map_or(e, |n| n.min(e)));
         }
         #[cfg(feature = "sizes")]
-        let known = self.row_size(j).filter(|_| !folded);
+        let known = (!folded)
+            .then(|| self.row_size_near(j, sym_addr, next_stored))
+            .flatten();
         #[cfg(not(feature = "sizes"))]
-        let known: Option<u64> = None;
+        let known: Option<u64> = {
+            let _ = (j, next_stored);
+            None
+        };
         match end {
             Some(e) if addr >= e => return None,
             // The kernel's guess for a last symbol of unknown extent.

@@ -8,8 +8,29 @@ impl KallsymsV2<'_> {
     /// §10.7), `None` where the blob has none or it is 0 (unknown). Form 1
     /// stores the padding after the symbol instead: the size is then the
     /// distance to the next stored row at a higher address, less it.
-    #[cfg_attr(feature = "std", inline)]
     pub fn row_size(&self, j: usize) -> Option<u64> {
+        self.size_of(j, || {
+            let at = self.stored_address(j);
+            let mut k = j + 1;
+            while k < self.stored && self.stored_address(k) == at {
+                k += 1;
+            }
+            Some((at, (k < self.stored).then(|| self.stored_address(k))?))
+        })
+    }
+
+    /// [`KallsymsV2::row_size`] of row `j` at `at`, given `next`, the
+    /// address of the first stored row above `at`: what a lookup has
+    /// already read.
+    #[cfg_attr(feature = "std", inline)]
+    pub(super) fn row_size_near(&self, j: usize, at: u64, next: Option<u64>) -> Option<u64> {
+        self.size_of(j, || Some((at, next?)))
+    }
+
+    /// Row `j`'s size; form 1 asks `bounds` for the row's address and the
+    /// next stored row's above it.
+    #[cfg_attr(feature = "std", inline)]
+    fn size_of(&self, j: usize, bounds: impl FnOnce() -> Option<(u64, u64)>) -> Option<u64> {
         let s = self.sec(SectionId::Sizes);
         let width = u32_at(s, 0);
         if s.len() < 8 || width == 0 || width > 64 {
@@ -24,12 +45,7 @@ impl KallsymsV2<'_> {
         if v == (1u64 << width) - 1 {
             return self.size_exception(s, j);
         }
-        let at = self.stored_address(j);
-        let mut k = j + 1;
-        while k < self.stored && self.stored_address(k) == at {
-            k += 1;
-        }
-        let next = (k < self.stored).then(|| self.stored_address(k))?;
+        let (at, next) = bounds()?;
         next.checked_sub(at)?.checked_sub(v - 1)
     }
 

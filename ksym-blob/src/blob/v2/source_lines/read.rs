@@ -33,6 +33,10 @@ pub struct LineTable<'a> {
     w: [u32; 6],
     /// Bits of one node record.
     node_w: u64,
+    /// Flag bit 4: inlined nodes' call sites apart, by the rank of the
+    /// node among them in `inlined` (FORMAT.md §15.1).
+    #[cfg(feature = "coded-lines")]
+    calls: Option<Calls<'a>>,
     blocks: &'a [u8],
     rows: &'a [u8],
     nodes: &'a [u8],
@@ -50,6 +54,16 @@ pub struct LineTable<'a> {
     names: Option<CodedName<'a>>,
     #[cfg(feature = "symbol-names-in-lines")]
     nsym: usize,
+}
+
+/// The call sites of a `lines` section with flag bit 4: a bitvector with
+/// rank samples marking inlined nodes, and their call sites in rank order.
+#[cfg(feature = "coded-lines")]
+#[derive(Debug, Clone, Copy)]
+struct Calls<'a> {
+    words: &'a [u8],
+    ranks: &'a [u8],
+    sites: &'a [u8],
 }
 
 /// A function's name in a `lines` section: its own string, or a symbol's
@@ -311,7 +325,7 @@ impl<'a> LineTable<'a> {
         // `ksym-pack --patch-elf`/`--asm`, never set it).
         // Flag bit 3 (coded rows) only with feature `coded-lines`: a
         // kernel's blob never has it.
-        let known = if cfg!(feature = "coded-lines") { 15 } else { 7 };
+        let known = if cfg!(feature = "coded-lines") { 31 } else { 7 };
         if flags & !known != 0 || u32_at(sec, 20) != 0 || sec[39] != 0 {
             return Err(bad(at, Problem::UnknownFlagsOrReserved));
         }
@@ -356,11 +370,34 @@ impl<'a> LineTable<'a> {
                 .map(|b| b.div_ceil(64) * 8)
         };
         let node_w = (w[0] + w[1] + w[2] + w[3] + w[4]) as usize;
+        // Flag bit 4: records of parent and name, the inlined nodes'
+        // bitvector, their call sites (FORMAT.md §15.1).
+        #[cfg(feature = "coded-lines")]
+        let calls = (flags & 16 != 0)
+            .then(|| {
+                let rec = bits(nnodes, w[0] + w[1])?;
+                let words_len = 8 * nnodes.div_ceil(64);
+                let bv = parts[2].get(rec..rec.checked_add(bitvector_len(nnodes))?)?;
+                let (words, ranks) = bv.split_at(words_len);
+                let ninl = count_ones(words);
+                let sites = parts[2].get(rec + bv.len()..)?;
+                (bits(ninl, w[2] + w[3] + w[4])? == sites.len()).then_some(Calls {
+                    words,
+                    ranks,
+                    sites,
+                })
+            })
+            .map(|c| c.ok_or(bad(at, Problem::PartShapes)))
+            .transpose()?;
+        #[cfg(feature = "coded-lines")]
+        let nodes_ok = calls.is_some() || bits(nnodes, node_w as u32) == Some(parts[2].len());
+        #[cfg(not(feature = "coded-lines"))]
+        let nodes_ok = bits(nnodes, node_w as u32) == Some(parts[2].len());
         let ok = nrows > 0
             && nnodes > 0
             && nfiles > 0
             && parts[0].len() == 8 * nrows.div_ceil(1 << block_log2)
-            && bits(nnodes, node_w as u32) == Some(parts[2].len())
+            && nodes_ok
             && bits(nfiles, 2 * w[1]) == Some(parts[3].len())
             && nstrings.checked_add(1).and_then(|s| bits(s, w[5])) == Some(parts[4].len())
             && (parts[5].len() as u64) < 1u64 << w[5]
@@ -390,6 +427,8 @@ impl<'a> LineTable<'a> {
             base: u64_at(sec, 24),
             w,
             node_w: node_w as u64,
+            #[cfg(feature = "coded-lines")]
+            calls,
             blocks: parts[0],
             rows: parts[1],
             nodes: parts[2],
@@ -706,6 +745,27 @@ impl<'a> LineTable<'a> {
     fn node(&self, id: u32) -> [u32; 5] {
         let mut pos = u64::from(id) * self.node_w;
         let mut out = [0u32; 5];
+        #[cfg(feature = "coded-lines")]
+        if let Some(c) = &self.calls {
+            let (wp, wn) = (self.w[0], self.w[1]);
+            pos = u64::from(id) * u64::from(wp + wn);
+            out[0] = get_bits(self.nodes, pos, wp) as u32;
+            out[1] = get_bits(self.nodes, pos + u64::from(wp), wn) as u32;
+            if out[0] != 0 && get_bit(c.words, id as usize) {
+                let site_w = u64::from(self.w[2] + self.w[3] + self.w[4]);
+                pos = rank1(c.words, c.ranks, id as usize) as u64 * site_w;
+                for (o, &w) in out[2..].iter_mut().zip(&self.w[2..5]) {
+                    *o = get_bits(c.sites, pos, w) as u32;
+                    pos += u64::from(w);
+                }
+            }
+            out[0] = match out[0] {
+                0 => 0,
+                d if d >= id => id,
+                d => id - d,
+            };
+            return out;
+        }
         for (o, &w) in out.iter_mut().zip(&self.w[..5]) {
             *o = get_bits(self.nodes, pos, w) as u32;
             pos += u64::from(w);
@@ -755,6 +815,25 @@ impl<'a> LineTable<'a> {
                 return Err(bad(0, Problem::RowBlock));
             }
             prev_end = last;
+        }
+        #[cfg(feature = "coded-lines")]
+        if let Some(c) = &self.calls {
+            // Marks exactly the nodes with a parent, samples exact.
+            let mut ones = 0usize;
+            for i in 0..self.nnodes {
+                if i % 64 == 0 && u32_at(c.ranks, 4 * (i / 64)) as usize != ones {
+                    return Err(bad(0, Problem::NodeRef));
+                }
+                let inlined = get_bits(
+                    self.nodes,
+                    i as u64 * u64::from(self.w[0] + self.w[1]),
+                    self.w[0],
+                ) != 0;
+                if get_bit(c.words, i) != inlined || (i == 0 && inlined) {
+                    return Err(bad(0, Problem::NodeRef));
+                }
+                ones += usize::from(inlined);
+            }
         }
         for i in 1..self.nnodes {
             let [p, name, cf, _, _] = self.node(i as u32);

@@ -75,6 +75,9 @@ pub const SYMBOL_NAMES: u32 = 2;
 pub const FAR_ADVANCE: u32 = 4;
 /// Flag bit 3: the rows are Huffman-coded (FORMAT.md §15.6).
 pub const CODED_ROWS: u32 = 8;
+/// Flag bit 4: call sites apart from the nodes, for inlined nodes only
+/// (FORMAT.md §15.1).
+pub const CALLS_APART: u32 = 16;
 
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
@@ -480,14 +483,54 @@ fn encode(
                 .max()
                 .unwrap_or(0),
         );
+        // A subprogram (half of libc's nodes) has no call site: apart,
+        // call sites take bits only for inlined nodes, found by rank.
+        let ninl = (1..nn).filter(|&i| parent_delta(i) != 0).count();
+        let packed_len = |n: usize, w: u32| 8 * (n * w as usize).div_ceil(64);
+        let apart_len =
+            packed_len(nn, wp + wn) + bitvector_len(nn) + packed_len(ninl, wf + wl + wc);
+        let calls_apart = match row_form {
+            RowForm::Bytes => false,
+            RowForm::Smaller => apart_len < packed_len(nn, wp + wn + wf + wl + wc),
+            RowForm::Coded => true,
+        };
         let mut nodes = Bits::default();
+        let mut calls = Bits::default();
+        let mut inlined = vec![0u64; nn.div_ceil(64)];
         for (i, &old) in order.iter().enumerate() {
             let n = &nodes_in[old as usize];
             nodes.push(parent_delta(i), wp);
             nodes.push(u64::from(n.name), wn);
-            nodes.push(u64::from(n.call_file), wf);
-            nodes.push(u64::from(n.call_line), wl);
-            nodes.push(u64::from(col(n.call_column)), wc);
+            let site = if calls_apart && parent_delta(i) == 0 {
+                None
+            } else if calls_apart {
+                inlined[i / 64] |= 1 << (i % 64);
+                Some(&mut calls)
+            } else {
+                Some(&mut nodes)
+            };
+            if let Some(b) = site {
+                b.push(u64::from(n.call_file), wf);
+                b.push(u64::from(n.call_line), wl);
+                b.push(u64::from(col(n.call_column)), wc);
+            }
+        }
+        let mut nodes = nodes.bytes();
+        if calls_apart {
+            pad8(&mut nodes);
+            let mut ones = 0u32;
+            let samples: Vec<u32> = inlined
+                .iter()
+                .map(|w| {
+                    let r = ones;
+                    ones += w.count_ones();
+                    r
+                })
+                .collect();
+            nodes.extend(inlined.iter().flat_map(|w| w.to_le_bytes()));
+            nodes.extend(samples.iter().flat_map(|r| r.to_le_bytes()));
+            pad8(&mut nodes);
+            nodes.extend_from_slice(&calls.bytes());
         }
         let mut files = Bits::default();
         for &(d, b) in files_in {
@@ -513,7 +556,7 @@ fn encode(
         let parts = [
             blocks,
             stream,
-            nodes.bytes(),
+            nodes,
             files.bytes(),
             offs.bytes(),
             coded,
@@ -528,7 +571,8 @@ fn encode(
         let flags = if columns { WITH_COLUMNS } else { 0 }
             | if nnames > 0 { SYMBOL_NAMES } else { 0 }
             | if far_advance { FAR_ADVANCE } else { 0 }
-            | if coded_rows { CODED_ROWS } else { 0 };
+            | if coded_rows { CODED_ROWS } else { 0 }
+            | if calls_apart { CALLS_APART } else { 0 };
         put32(&mut sec, 0, flags as usize)?;
         put32(&mut sec, 4, rows.len())?;
         put32(&mut sec, 8, nn)?;
