@@ -38,9 +38,9 @@ fn zigzag(v: i64) -> u64 {
 
 /// The items of one block's rows (FORMAT.md §15.6's grammar; the writer
 /// prefers a step, then a recall, then a general row).
-fn block_items(chunk: &[LineRow], columns: bool, out: &mut Vec<Item>) {
+fn block_items(chunk: &[LineRow], columns: bool, mut out: impl FnMut(Item)) {
     let r0 = chunk[0];
-    out.extend(r0.first_fields(columns).map(Item::Val));
+    r0.first_fields(columns).for_each(|v| out(Item::Val(v)));
     let mut recent = RecentStates::default();
     recent.touch(r0.node, r0.file, r0.line);
     let mut top = r0.node;
@@ -54,7 +54,7 @@ fn block_items(chunk: &[LineRow], columns: bool, out: &mut Vec<Item>) {
             && (1..=64).contains(&da)
             && (-32..=31).contains(&dl)
         {
-            out.push(Item::Op(((da - 1) << 6) as u16 | (dl + 32) as u16));
+            out(Item::Op(((da - 1) << 6) as u16 | (dl + 32) as u16));
         } else if let Some(j) = recent.find(r.node, r.file) {
             let (.., line) = recent.get(j).unwrap_or_default();
             let d = i64::from(r.line) - i64::from(line);
@@ -63,33 +63,33 @@ fn block_items(chunk: &[LineRow], columns: bool, out: &mut Vec<Item>) {
                 -4..=4 => (d + 4) as u16,
                 _ => 9,
             };
-            out.push(Item::Op(RECALL | (j as u16) << 4 | k));
-            out.push(Item::Gap(da));
+            out(Item::Op(RECALL | (j as u16) << 4 | k));
+            out(Item::Gap(da));
             if k >= 9 {
-                out.push(Item::Line(zigzag(d)));
+                out(Item::Line(zigzag(d)));
             }
             if k == 10 {
-                out.push(Item::Val(u64::from(disc)));
+                out(Item::Val(u64::from(disc)));
             }
         } else {
             let f = u16::from(r.file != prev.file);
             let n = u16::from(r.node != prev.node);
             let d = u16::from(disc != 0);
-            out.push(Item::Op(GENERAL | f | n << 1 | d << 2));
-            out.push(Item::Gap(da));
-            out.push(Item::Line(zigzag(dl)));
+            out(Item::Op(GENERAL | f | n << 1 | d << 2));
+            out(Item::Gap(da));
+            out(Item::Line(zigzag(dl)));
             if f == 1 {
-                out.push(Item::Val(u64::from(r.file)));
+                out(Item::Val(u64::from(r.file)));
             }
             if n == 1 {
-                out.push(Item::Val(zigzag(i64::from(r.node) - i64::from(top))));
+                out(Item::Val(zigzag(i64::from(r.node) - i64::from(top))));
             }
             if d == 1 {
-                out.push(Item::Val(u64::from(disc)));
+                out(Item::Val(u64::from(disc)));
             }
         }
         if columns {
-            out.push(Item::Val(u64::from(r.column)));
+            out(Item::Val(u64::from(r.column)));
         }
         recent.touch(r.node, r.file, r.line);
         top = top.max(r.node);
@@ -141,14 +141,18 @@ fn code_lengths(counts: &[(u16, u64)]) -> Vec<u8> {
 }
 
 /// A canonical code: its table bytes (counts, then symbols in code order)
-/// and each symbol's `(code, length)`.
+/// and each symbol's `(code, length)`, by symbol (length 0: unused).
 struct Canonical {
     table: Vec<u8>,
-    code: std::collections::HashMap<u16, (u32, u8)>,
+    code: Vec<(u32, u8)>,
 }
 
-fn canonical(counts: &std::collections::BTreeMap<u16, u64>) -> Canonical {
-    let syms: Vec<(u16, u64)> = counts.iter().map(|(&s, &c)| (s, c)).collect();
+/// The canonical code of `counts` (count by symbol; 0: unused).
+fn canonical(counts: &[u64]) -> Canonical {
+    let syms: Vec<(u16, u64)> = (0..counts.len())
+        .filter(|&s| counts[s] > 0)
+        .map(|s| (s as u16, counts[s]))
+        .collect();
     let lens = if syms.is_empty() {
         Vec::new()
     } else {
@@ -164,12 +168,12 @@ fn canonical(counts: &std::collections::BTreeMap<u16, u64>) -> Canonical {
     for c in per_len {
         table.extend_from_slice(&c.to_le_bytes());
     }
-    let mut code = std::collections::HashMap::with_capacity(order.len());
+    let mut code = vec![(0, 0); counts.len()];
     let (mut next, mut len) = (0u32, 1u8);
     for &(l, s) in &order {
         next <<= l - len;
         len = l;
-        code.insert(s, (next, l));
+        code[usize::from(s)] = (next, l);
         next += 1;
         table.extend_from_slice(&s.to_le_bytes());
     }
@@ -216,34 +220,36 @@ pub fn encode_rows(
     per_block: usize,
     columns: bool,
 ) -> Option<(Vec<u8>, Vec<u32>)> {
-    let mut items = Vec::with_capacity(rows.len() * 2);
-    let mut starts = Vec::with_capacity(rows.len().div_ceil(per_block));
+    // Two passes over the rows, counting then writing, rather than a
+    // vector of items: libc's would be 4.5 MB to fault in.
+    // Counts by symbol: row kinds below GENERAL + 8, classes up to 64.
+    let mut counts: [Vec<u64>; CODES] =
+        core::array::from_fn(|t| vec![0; if t == 0 { usize::from(GENERAL) + 8 } else { 65 }]);
+    let mut too_wide = false;
     for chunk in rows.chunks(per_block) {
-        starts.push(items.len());
-        block_items(chunk, columns, &mut items);
+        block_items(chunk, columns, |it| {
+            let (t, s, _) = it.coded();
+            too_wide |= t > 0 && s > MAX_CLASS;
+            counts[t][usize::from(s)] += 1;
+        });
     }
-    let mut counts: [std::collections::BTreeMap<u16, u64>; CODES] = Default::default();
-    for it in &items {
-        let (t, s, _) = it.coded();
-        if t > 0 && s > MAX_CLASS {
-            return None;
-        }
-        *counts[t].entry(s).or_default() += 1;
+    if too_wide {
+        return None;
     }
-    let codes = counts.each_ref().map(canonical);
+    let codes = counts.each_ref().map(|c| canonical(c));
     let mut w = BitWriter::default();
-    let mut block_bits = Vec::with_capacity(starts.len());
-    let mut next_start = starts.iter().peekable();
-    for (i, it) in items.iter().enumerate() {
-        if next_start.next_if_eq(&&i).is_some() {
-            block_bits.push(u32::try_from(w.pos()).ok()?);
-        }
-        let (t, s, raw) = it.coded();
-        let (code, len) = codes[t].code[&s];
-        w.put(u64::from(code), u32::from(len));
-        if let Some(v) = raw.filter(|_| s > 1) {
-            w.put(v, u32::from(s) - 1);
-        }
+    let mut block_bits = Vec::with_capacity(rows.len().div_ceil(per_block));
+    for chunk in rows.chunks(per_block) {
+        block_bits.push(u32::try_from(w.pos()).ok()?);
+        block_items(chunk, columns, |it| {
+            let (t, s, raw) = it.coded();
+            let (code, len) = codes[t].code[usize::from(s)];
+            debug_assert!(len > 0, "symbol {s} of code {t} has no code");
+            w.put(u64::from(code), u32::from(len));
+            if let Some(v) = raw.filter(|_| s > 1) {
+                w.put(v, u32::from(s) - 1);
+            }
+        });
     }
     u32::try_from(w.pos()).ok()?;
     let mut part = Vec::new();

@@ -17,9 +17,12 @@ pub struct LineTable<'a> {
     /// Flag bit 2: the far advance opcode is valid (FORMAT.md §15.2).
     far_advance: bool,
     /// Flag bit 3: the rows part is codes and a bit stream, and blocks
-    /// point at bits (FORMAT.md §15.6).
+    /// point at bits (FORMAT.md §15.6). A flag, not the parsed codes:
+    /// [`Frames`] copies this view for every address, and with the codes'
+    /// 144 bytes in it those copies were 1.3 % of the instructions of
+    /// libstdc++'s 100k lookups (callgrind).
     #[cfg(feature = "coded-lines")]
-    coded: Option<super::coded::RowCode<'a>>,
+    coded: bool,
     /// log2 of the rows per block: [`LINE_BLOCK_MIN`] shifted by header
     /// byte 38. A shift, not a count: block arithmetic on every lookup
     /// must not divide.
@@ -33,10 +36,10 @@ pub struct LineTable<'a> {
     w: [u32; 6],
     /// Bits of one node record.
     node_w: u64,
-    /// Flag bit 4: inlined nodes' call sites apart, by the rank of the
-    /// node among them in `inlined` (FORMAT.md §15.1).
+    /// Flag bit 4: inlined nodes' call sites apart, by the node's rank
+    /// among them (FORMAT.md §15.1); [`LineTable::calls`] finds the pieces.
     #[cfg(feature = "coded-lines")]
-    calls: Option<Calls<'a>>,
+    calls_apart: bool,
     blocks: &'a [u8],
     rows: &'a [u8],
     nodes: &'a [u8],
@@ -59,11 +62,25 @@ pub struct LineTable<'a> {
 /// The call sites of a `lines` section with flag bit 4: a bitvector with
 /// rank samples marking inlined nodes, and their call sites in rank order.
 #[cfg(feature = "coded-lines")]
-#[derive(Debug, Clone, Copy)]
 struct Calls<'a> {
     words: &'a [u8],
     ranks: &'a [u8],
     sites: &'a [u8],
+}
+
+/// The pieces of a nodes part with flag bit 4 (FORMAT.md §15.1) of
+/// `nnodes` nodes whose records take `rec_w` bits: `None` when the part
+/// is shorter than the records and the bitvector.
+#[cfg(feature = "coded-lines")]
+fn calls_of(part: &[u8], nnodes: usize, rec_w: u32) -> Option<Calls<'_>> {
+    let rec = nnodes.checked_mul(rec_w as usize)?.div_ceil(64) * 8;
+    let bv = part.get(rec..rec.checked_add(bitvector_len(nnodes))?)?;
+    let (words, ranks) = bv.split_at(8 * nnodes.div_ceil(64));
+    Some(Calls {
+        words,
+        ranks,
+        sites: part.get(rec + bv.len()..)?,
+    })
 }
 
 /// A function's name in a `lines` section: its own string, or a symbol's
@@ -373,24 +390,14 @@ impl<'a> LineTable<'a> {
         // Flag bit 4: records of parent and name, the inlined nodes'
         // bitvector, their call sites (FORMAT.md §15.1).
         #[cfg(feature = "coded-lines")]
-        let calls = (flags & 16 != 0)
-            .then(|| {
-                let rec = bits(nnodes, w[0] + w[1])?;
-                let words_len = 8 * nnodes.div_ceil(64);
-                let bv = parts[2].get(rec..rec.checked_add(bitvector_len(nnodes))?)?;
-                let (words, ranks) = bv.split_at(words_len);
-                let ninl = count_ones(words);
-                let sites = parts[2].get(rec + bv.len()..)?;
-                (bits(ninl, w[2] + w[3] + w[4])? == sites.len()).then_some(Calls {
-                    words,
-                    ranks,
-                    sites,
-                })
-            })
-            .map(|c| c.ok_or(bad(at, Problem::PartShapes)))
-            .transpose()?;
+        let calls_apart = flags & 16 != 0;
         #[cfg(feature = "coded-lines")]
-        let nodes_ok = calls.is_some() || bits(nnodes, node_w as u32) == Some(parts[2].len());
+        let nodes_ok = match calls_of(parts[2], nnodes, w[0] + w[1]) {
+            Some(c) if calls_apart => {
+                bits(count_ones(c.words), w[2] + w[3] + w[4]) == Some(c.sites.len())
+            }
+            _ => !calls_apart && bits(nnodes, node_w as u32) == Some(parts[2].len()),
+        };
         #[cfg(not(feature = "coded-lines"))]
         let nodes_ok = bits(nnodes, node_w as u32) == Some(parts[2].len());
         let ok = nrows > 0
@@ -407,13 +414,14 @@ impl<'a> LineTable<'a> {
             return Err(bad(at, Problem::PartShapes));
         }
         #[cfg(feature = "coded-lines")]
-        let coded = match flags & 8 {
-            0 => None,
-            _ => Some(super::coded::RowCode::parse(parts[1]).map_err(|o| {
+        let coded = flags & 8 != 0;
+        #[cfg(feature = "coded-lines")]
+        if coded {
+            super::coded::RowCode::parse(parts[1]).map_err(|o| {
                 let rows_at = LINES_HEADER + parts[0].len().div_ceil(8) * 8;
                 bad(at + rows_at + o, Problem::RowCode)
-            })?),
-        };
+            })?;
+        }
         Ok(LineTable {
             columns: flags & 1 != 0,
             far_advance: flags & 4 != 0,
@@ -428,7 +436,7 @@ impl<'a> LineTable<'a> {
             w,
             node_w: node_w as u64,
             #[cfg(feature = "coded-lines")]
-            calls,
+            calls_apart,
             blocks: parts[0],
             rows: parts[1],
             nodes: parts[2],
@@ -530,7 +538,7 @@ impl<'a> LineTable<'a> {
     fn decode_block(&self, b: usize, addr: u64, f: impl FnMut(&SourceRow)) -> Option<()> {
         let at0 = u32_at(self.blocks, 8 * b + 4) as usize;
         #[cfg(feature = "coded-lines")]
-        if let Some(code) = &self.coded {
+        if let Some(code) = self.row_code() {
             let (count, start) = (self.block_len(b), self.block_start(b));
             return code.decode_block(at0, count, start, self.columns, addr, f);
         }
@@ -592,6 +600,26 @@ impl<'a> LineTable<'a> {
             }
             Some(())
         })
+    }
+
+    /// The codes and stream of coded rows (flag bit 3), checked at parse.
+    #[cfg(feature = "coded-lines")]
+    #[cfg_attr(feature = "std", inline)]
+    fn row_code(&self) -> Option<super::coded::RowCode<'a>> {
+        self.coded
+            .then(|| super::coded::RowCode::parse(self.rows).ok())
+            .flatten()
+    }
+
+    /// The call-site pieces of the nodes part (flag bit 4), checked at
+    /// parse.
+    #[cfg(feature = "coded-lines")]
+    #[cfg_attr(feature = "std", inline)]
+    fn calls(&self) -> Option<Calls<'a>> {
+        if !self.calls_apart {
+            return None;
+        }
+        calls_of(self.nodes, self.nnodes, self.w[0] + self.w[1])
     }
 
     /// The row `addr` falls in, or `None` when it is outside the table or in
@@ -658,7 +686,7 @@ impl<'a> LineTable<'a> {
         let next = (b + 1 < self.blocks()).then(|| u32_at(self.blocks, 8 * b + 12) as usize);
         // Coded blocks point at bits of the stream after the codes.
         #[cfg(feature = "coded-lines")]
-        let (rows, at, next) = match &self.coded {
+        let (rows, at, next) = match self.row_code() {
             Some(code) => (code.stream(), at >> 3, next.map(|n| n >> 3)),
             None => (self.rows, at, next),
         };
@@ -746,7 +774,7 @@ impl<'a> LineTable<'a> {
         let mut pos = u64::from(id) * self.node_w;
         let mut out = [0u32; 5];
         #[cfg(feature = "coded-lines")]
-        if let Some(c) = &self.calls {
+        if let Some(c) = self.calls() {
             let (wp, wn) = (self.w[0], self.w[1]);
             pos = u64::from(id) * u64::from(wp + wn);
             out[0] = get_bits(self.nodes, pos, wp) as u32;
@@ -817,7 +845,7 @@ impl<'a> LineTable<'a> {
             prev_end = last;
         }
         #[cfg(feature = "coded-lines")]
-        if let Some(c) = &self.calls {
+        if let Some(c) = self.calls() {
             // Marks exactly the nodes with a parent, samples exact.
             let mut ones = 0usize;
             for i in 0..self.nnodes {
