@@ -37,9 +37,11 @@ pub struct LineTable<'a> {
     /// Bits of one node record.
     node_w: u64,
     /// Flag bit 4: inlined nodes' call sites apart, by the node's rank
-    /// among them (FORMAT.md §15.1); [`LineTable::calls`] finds the pieces.
+    /// among them (FORMAT.md §15.1): the byte offsets in `nodes` of the
+    /// bitvector's words, its rank samples and the call sites, found at
+    /// parse (a frame walk reads them per node); `None` without the flag.
     #[cfg(feature = "coded-lines")]
-    calls_apart: bool,
+    calls_at: Option<[u32; 3]>,
     blocks: &'a [u8],
     rows: &'a [u8],
     nodes: &'a [u8],
@@ -68,19 +70,16 @@ struct Calls<'a> {
     sites: &'a [u8],
 }
 
-/// The pieces of a nodes part with flag bit 4 (FORMAT.md §15.1) of
-/// `nnodes` nodes whose records take `rec_w` bits: `None` when the part
-/// is shorter than the records and the bitvector.
+/// Where the pieces of a nodes part of `len` bytes with flag bit 4
+/// (FORMAT.md §15.1) start, for `nnodes` nodes whose records take `rec_w`
+/// bits: the bitvector's words, its rank samples, the call sites. `None`
+/// when the part is shorter than the records and the bitvector.
 #[cfg(feature = "coded-lines")]
-fn calls_of(part: &[u8], nnodes: usize, rec_w: u32) -> Option<Calls<'_>> {
-    let rec = nnodes.checked_mul(rec_w as usize)?.div_ceil(64) * 8;
-    let bv = part.get(rec..rec.checked_add(bitvector_len(nnodes))?)?;
-    let (words, ranks) = bv.split_at(8 * nnodes.div_ceil(64));
-    Some(Calls {
-        words,
-        ranks,
-        sites: part.get(rec + bv.len()..)?,
-    })
+fn calls_at(len: usize, nnodes: usize, rec_w: u32) -> Option<[u32; 3]> {
+    let words = nnodes.checked_mul(rec_w as usize)?.div_ceil(64) * 8;
+    let ranks = words.checked_add(8 * nnodes.div_ceil(64))?;
+    let sites = words.checked_add(bitvector_len(nnodes))?;
+    (sites <= len && len <= u32::MAX as usize).then_some([words as u32, ranks as u32, sites as u32])
 }
 
 /// A function's name in a `lines` section: its own string, or a symbol's
@@ -392,11 +391,14 @@ impl<'a> LineTable<'a> {
         #[cfg(feature = "coded-lines")]
         let calls_apart = flags & 16 != 0;
         #[cfg(feature = "coded-lines")]
-        let nodes_ok = match calls_of(parts[2], nnodes, w[0] + w[1]) {
-            Some(c) if calls_apart => {
-                bits(count_ones(c.words), w[2] + w[3] + w[4]) == Some(c.sites.len())
-            }
-            _ => !calls_apart && bits(nnodes, node_w as u32) == Some(parts[2].len()),
+        let calls_at = calls_at(parts[2].len(), nnodes, w[0] + w[1]).filter(|_| calls_apart);
+        #[cfg(feature = "coded-lines")]
+        let nodes_ok = match calls_at.map(|[words, ranks, sites]| {
+            let ones = count_ones(&parts[2][words as usize..ranks as usize]);
+            (ones, parts[2].len() - sites as usize)
+        }) {
+            Some((ones, sites)) => bits(ones, w[2] + w[3] + w[4]) == Some(sites),
+            None => !calls_apart && bits(nnodes, node_w as u32) == Some(parts[2].len()),
         };
         #[cfg(not(feature = "coded-lines"))]
         let nodes_ok = bits(nnodes, node_w as u32) == Some(parts[2].len());
@@ -436,7 +438,7 @@ impl<'a> LineTable<'a> {
             w,
             node_w: node_w as u64,
             #[cfg(feature = "coded-lines")]
-            calls_apart,
+            calls_at,
             blocks: parts[0],
             rows: parts[1],
             nodes: parts[2],
@@ -616,10 +618,12 @@ impl<'a> LineTable<'a> {
     #[cfg(feature = "coded-lines")]
     #[cfg_attr(feature = "std", inline)]
     fn calls(&self) -> Option<Calls<'a>> {
-        if !self.calls_apart {
-            return None;
-        }
-        calls_of(self.nodes, self.nnodes, self.w[0] + self.w[1])
+        let [words, ranks, sites] = self.calls_at?.map(|o| o as usize);
+        Some(Calls {
+            words: self.nodes.get(words..ranks)?,
+            ranks: self.nodes.get(ranks..sites)?,
+            sites: self.nodes.get(sites..)?,
+        })
     }
 
     /// The row `addr` falls in, or `None` when it is outside the table or in
