@@ -440,12 +440,17 @@ impl<'a> KallsymsV2<'a> {
 
     fn symbol_type_of(&self, j: usize) -> u8 {
         let exc = self.sec(SectionId::TypeExceptions);
-        // One search per entry size, each with constant strides.
-        let found = if self.type_exception_len() == 4 {
-            exception_type::<4>(exc, j)
+        let e = self.type_exception_len();
+        // The host's lookups: one search per entry size, with constant
+        // strides. A kernel's reader: one search, its code once.
+        #[cfg(feature = "fast-lookup")]
+        let found = if e == 4 {
+            exception_type(exc, j, 4)
         } else {
-            exception_type::<8>(exc, j)
+            exception_type(exc, j, 8)
         };
+        #[cfg(not(feature = "fast-lookup"))]
+        let found = exception_type(exc, j, e);
         if let Some(t) = found {
             return t;
         }
@@ -971,18 +976,18 @@ impl<'a> KallsymsV2<'a> {
     }
 }
 
-/// Row `j`'s type among `type_exceptions` entries of `E` bytes (FORMAT.md
+/// Row `j`'s type among `type_exceptions` entries of `e` bytes (FORMAT.md
 /// §10.3): 4, the row in the low 24 bits and the type above; 8, `{row:
 /// u32, type: u32}`.
-#[cfg_attr(feature = "std", inline)]
-fn exception_type<const E: usize>(exc: &[u8], j: usize) -> Option<u8> {
-    let mask = if E == 4 { 0xFF_FFFF } else { u32::MAX };
-    let row_of = |k: usize| (u32_at(exc, E * k) & mask) as usize;
-    let n = exc.len() / E;
+#[cfg_attr(feature = "fast-lookup", inline(always))]
+fn exception_type(exc: &[u8], j: usize, e: usize) -> Option<u8> {
+    let mask = if e == 4 { 0xFF_FFFF } else { u32::MAX };
+    let row_of = |k: usize| (u32_at(exc, e * k) & mask) as usize;
+    let n = exc.len() / e;
     // Branchless: a stream's rows are random, the compares unpredictable.
     let k = partition_point(n, |m| row_of(m) < j);
     (k < n && row_of(k) == j).then(|| {
-        if E == 4 {
+        if e == 4 {
             (u32_at(exc, 4 * k) >> 24) as u8
         } else {
             u32_at(exc, 8 * k + 4) as u8
