@@ -3,8 +3,7 @@
 //! built from their counts, and the blocks are written as one bit stream.
 
 use super::coded::{CODES, GENERAL, MAX_CLASS, MAX_CODE_LEN, RECALL};
-use super::write::LineRow;
-use crate::blob::v2::layout::RecentStates;
+use super::write::{LineRow, walk_rows};
 
 /// One coded item of a row: a row-kind symbol, an address gap, a line
 /// delta (zigzag) or another value.
@@ -41,11 +40,7 @@ fn zigzag(v: i64) -> u64 {
 fn block_items(chunk: &[LineRow], columns: bool, mut out: impl FnMut(Item)) {
     let r0 = chunk[0];
     r0.first_fields(columns).for_each(|v| out(Item::Val(v)));
-    let mut recent = RecentStates::default();
-    recent.touch(r0.node, r0.file, r0.line);
-    let mut top = r0.node;
-    let mut prev = r0;
-    for &r in &chunk[1..] {
+    walk_rows(chunk, |prev, r, recent, top| {
         let da = r.address - prev.address;
         let dl = i64::from(r.line) - i64::from(prev.line);
         let disc = r.discriminator;
@@ -91,10 +86,7 @@ fn block_items(chunk: &[LineRow], columns: bool, mut out: impl FnMut(Item)) {
         if columns {
             out(Item::Val(u64::from(r.column)));
         }
-        recent.touch(r.node, r.file, r.line);
-        top = top.max(r.node);
-        prev = r;
-    }
+    });
 }
 
 /// Huffman code lengths of `counts` (symbol → count, nonzero), at most

@@ -158,6 +158,28 @@ pub fn encode_lines_in_blocks(
     encode(&t.rows, &t.nodes, &t.files, &t.strings, form)
 }
 
+/// Walks a block's rows after its first, calling `each` with the row
+/// before, the row, the recent states and *top* as they stand before the
+/// row (FORMAT.md §15.2): what both row writers spell a row from, as
+/// [`super::read::walk_block`] is what both decoders read one with.
+pub(super) fn walk_rows(
+    chunk: &[LineRow],
+    mut each: impl FnMut(&LineRow, &LineRow, &RecentStates, u32),
+) {
+    let r0 = chunk[0];
+    let mut recent = RecentStates::default();
+    recent.touch(r0.node, r0.file, r0.line);
+    // New nodes mostly follow the largest seen so far in the block.
+    let mut top = r0.node;
+    let mut prev = r0;
+    for &r in &chunk[1..] {
+        each(&prev, &r, &recent, top);
+        recent.touch(r.node, r.file, r.line);
+        top = top.max(r.node);
+        prev = r;
+    }
+}
+
 /// How [`encode`] lays the section out.
 #[derive(Clone, Copy)]
 struct Form {
@@ -367,12 +389,7 @@ fn encode(
             for v in r0.first_fields(columns) {
                 uleb(&mut stream, v);
             }
-            let mut recent = RecentStates::default();
-            recent.touch(r0.node, r0.file, r0.line);
-            // New nodes mostly follow the largest seen so far in the block.
-            let mut top = r0.node;
-            let mut prev = r0;
-            for &r in &chunk[1..] {
+            walk_rows(chunk, |prev, r, recent, top| {
                 let da = r.address - prev.address;
                 let dl = i64::from(r.line) - i64::from(prev.line);
                 let small = |d: i64| (-2..=5).contains(&d);
@@ -436,10 +453,7 @@ fn encode(
                 if columns {
                     uleb(&mut stream, u64::from(r.column));
                 }
-                recent.touch(r.node, r.file, r.line);
-                top = top.max(r.node);
-                prev = r;
-            }
+            });
         }
 
         // The coded form where it is smaller (FORMAT.md §15.6): rows are
