@@ -112,7 +112,7 @@ impl<'a> Resolver<'_, 'a> {
                     out.push(b' ');
                 }
                 self.push_sym(out, place.hit.as_ref(), self.opts.size, true);
-                if let (Some(lines), Some(row)) = (self.lines, place.row.filter(|r| r.file != 0))
+                if let (Some(lines), Some(row)) = (&self.lines, place.row.filter(|r| r.file != 0))
                     && let Some(f) = lines.frames(&row).next()
                     && last_line != Some((f.file, f.line))
                 {
@@ -208,7 +208,7 @@ impl<'a> Resolver<'_, 'a> {
         } else {
             addr.wrapping_sub(self.opts.slide)
         };
-        self.lines.and_then(|l| l.find(a))
+        self.lines.as_ref().and_then(|l| l.find(a))
     }
 
     /// `{"line":N,"arch":…,"instructions":[{"offset":N,"bytes":"…",

@@ -58,7 +58,7 @@ impl Resolver<'_, '_> {
             }
             out.extend_from_slice(&body[at..]);
         }
-        out.extend_from_slice(nl);
+        super::push_nl(out, nl);
     }
 
     /// Runs `f` with the module space's tables in place when `module`.

@@ -83,10 +83,33 @@ pub(in crate::resolve) enum Prefix {
     Oops,
 }
 
-/// Appends `v` in decimal (line numbers, a few per frame: itoa, not the
-/// formatting machinery).
+/// Appends `v` in decimal (line numbers, a few per frame).
+#[inline]
 pub(in crate::resolve) fn push_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+    // Digits left-aligned in a fixed 10 bytes, appended whole, then the
+    // tail cut, as `hex::push_u64_0x`: itoa's string of its own length was
+    // a call to memcpy per number.
+    let n = v.checked_ilog10().unwrap_or(0) as usize + 1;
+    let mut buf = [0u8; 10];
+    let mut x = v;
+    for d in buf[..n].iter_mut().rev() {
+        *d = b'0' + (x % 10) as u8;
+        x /= 10;
+    }
+    let len = out.len();
+    out.extend_from_slice(&buf);
+    out.truncate(len + n);
+}
+
+/// Appends a line's end as it was read, `\n` or `\r\n` (`nl` of
+/// [`trim_end_nl`], never empty here): fixed-size copies, where a slice
+/// of its own length was a call to memcpy per line.
+#[inline]
+pub(in crate::resolve) fn push_nl(out: &mut Vec<u8>, nl: &[u8]) {
+    match nl {
+        b"\r\n" => out.extend_from_slice(b"\r\n"),
+        _ => out.push(b'\n'),
+    }
 }
 
 impl<'a> Resolver<'_, 'a> {
@@ -166,7 +189,7 @@ impl<'a> Resolver<'_, 'a> {
                 if self.lines.is_some() && (hit.is_some() || row.is_some()) {
                     self.push_chain(out, row);
                 }
-                out.extend_from_slice(nl);
+                push_nl(out, nl);
             }
             Plan::Replace { keep: true, .. } if hit.is_none() => out.extend_from_slice(line),
             Plan::Replace {
@@ -190,7 +213,7 @@ impl<'a> Resolver<'_, 'a> {
                     }
                     _ => out.extend_from_slice(&body[to..]),
                 }
-                out.extend_from_slice(nl);
+                push_nl(out, nl);
             }
             Plan::Replace { from, to, .. } => {
                 if self.opts.inline && from > 0 && is_blank(body[0]) {
@@ -212,7 +235,7 @@ impl<'a> Resolver<'_, 'a> {
                     self.push_sym(out, hit, false, false);
                 }
                 out.extend_from_slice(&body[to..]);
-                out.extend_from_slice(nl);
+                push_nl(out, nl);
             }
             _ => out.extend_from_slice(line),
         }
@@ -222,7 +245,8 @@ impl<'a> Resolver<'_, 'a> {
     /// inlined frames by their DWARF name, the outermost as llvm-symbolizer
     /// names it from the symbol table), `??` when unknown.
     pub(in crate::resolve) fn push_function(&mut self, out: &mut Vec<u8>, f: &SourceFrame) {
-        let Some(lines) = self.lines else { return };
+        // Borrowed, not copied: a `LineTable` is 288 bytes.
+        let Some(lines) = &self.lines else { return };
         // The cache first: finding the coded string costs two bit reads.
         // Frames give a string id of the table or u32::MAX for none, which
         // must not size the cache (4 G slots).
@@ -250,7 +274,7 @@ impl<'a> Resolver<'_, 'a> {
         prefix: Prefix,
         unknown_as_qq: bool,
     ) {
-        let Some(lines) = self.lines else { return };
+        let Some(lines) = &self.lines else { return };
         if f.file == 0 {
             if unknown_as_qq {
                 out.extend_from_slice(b"??");
@@ -261,7 +285,7 @@ impl<'a> Resolver<'_, 'a> {
             Prefix::User => self.opts.strip_prefix.as_deref().unwrap_or_default(),
             Prefix::Oops => &self.oops_prefix,
         };
-        let path = self.paths.get(f.file, |a| push_path(a, &lines, f));
+        let path = self.paths.get(f.file, |a| push_path(a, lines, f));
         push_stripped(out, path, prefix);
     }
 
@@ -269,13 +293,11 @@ impl<'a> Resolver<'_, 'a> {
     /// each inlined frame from the outermost inward (docs/lines-and-modules.md, "Source
     /// lines"); ` ??:0` without line information.
     fn push_chain(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
-        let (Some(lines), Some(row)) = (self.lines, row) else {
+        let (true, Some(row)) = (self.lines.is_some(), row) else {
             out.extend_from_slice(b" ??:0");
             return;
         };
-        let mut frames = std::mem::take(&mut self.frames);
-        frames.clear();
-        frames.extend(lines.frames(row));
+        let frames = self.take_frames(row);
         for (k, f) in frames.iter().rev().enumerate() {
             out.push(b' ');
             if k > 0 {
@@ -294,14 +316,13 @@ impl<'a> Resolver<'_, 'a> {
     /// decode_stacktrace.sh prints them: `PATH:LINE` (`?` for line 0), the
     /// base path stripped.
     pub(in crate::resolve) fn push_code(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
-        let (Some(lines), Some(row)) = (self.lines, row) else {
-            return;
-        };
-        for (k, f) in lines.frames(row).enumerate() {
+        let Some(row) = row else { return };
+        let frames = self.take_frames(row);
+        for (k, f) in frames.iter().enumerate() {
             if k > 0 {
                 out.push(b' ');
             }
-            self.push_file(out, &f, Prefix::Oops, true);
+            self.push_file(out, f, Prefix::Oops, true);
             out.push(b':');
             if f.line == 0 {
                 out.push(b'?');
@@ -312,6 +333,7 @@ impl<'a> Resolver<'_, 'a> {
                 let _ = write!(out, " (discriminator {})", f.discriminator);
             }
         }
+        self.frames = frames;
     }
 
     /// perf script --inline: a `PREFIX FUNC[+0xOFF] (inlined)` line for each
@@ -325,19 +347,34 @@ impl<'a> Resolver<'_, 'a> {
         symoff: bool,
         nl: &[u8],
     ) {
-        let (Some(lines), Some(row), Some(h)) = (self.lines, row, hit) else {
+        let (Some(row), Some(h)) = (row, hit) else {
             return;
         };
-        for f in lines.frames(row).filter(|f| f.inlined) {
+        let frames = self.take_frames(row);
+        for f in frames.iter().filter(|f| f.inlined) {
             out.extend_from_slice(prefix);
-            self.push_function(out, &f);
+            self.push_function(out, f);
             if symoff {
                 out.push(b'+');
                 hex::push_u64_0x(out, h.offset);
             }
             out.extend_from_slice(b" (inlined)");
-            out.extend_from_slice(nl);
+            push_nl(out, nl);
         }
+        self.frames = frames;
+    }
+
+    /// `row`'s frames, innermost first ([`LineTable::frames`]; none
+    /// without a line table), in the reused frame buffer, taken: the
+    /// caller prints them through `&mut self` (the decoded-string caches)
+    /// and gives the buffer back.
+    fn take_frames(&mut self, row: &SourceRow) -> Vec<SourceFrame> {
+        let mut frames = std::mem::take(&mut self.frames);
+        frames.clear();
+        if let Some(lines) = &self.lines {
+            frames.extend(lines.frames(row));
+        }
+        frames
     }
 
     /// `{"addr":"0x…","type":"T","name":"…","offset":N,"size":N|null,"module":"…"|null,"status":"ok"}`;
@@ -407,8 +444,9 @@ impl<'a> Resolver<'_, 'a> {
         row: Option<&SourceRow>,
     ) {
         out.extend_from_slice(b",\"frames\":[");
-        if let (Some(lines), Some(row)) = (self.lines, row) {
-            for (k, f) in lines.frames(row).enumerate() {
+        if let Some(row) = row {
+            let frames = self.take_frames(row);
+            for (k, f) in frames.iter().enumerate() {
                 if k > 0 {
                     out.push(b',');
                 }
@@ -416,12 +454,13 @@ impl<'a> Resolver<'_, 'a> {
                 self.scratch.clear();
                 let mut name = std::mem::take(&mut self.scratch);
                 // "" when unknown, as llvm-symbolizer's JSON has it.
-                if let Some(s) = lines.function(f.function).filter(|s| !s.is_empty()) {
+                let function = self.lines.as_ref().and_then(|l| l.function(f.function));
+                if let Some(s) = function.filter(|s| !s.is_empty()) {
                     name.extend_from_slice(self.functions.get(f.function, |a| s.extend_into(a)));
                 }
                 let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
                 name.clear();
-                self.push_file(&mut name, &f, Prefix::User, false);
+                self.push_file(&mut name, f, Prefix::User, false);
                 out.extend_from_slice(b",\"file\":");
                 let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
                 self.scratch = name;
@@ -434,6 +473,7 @@ impl<'a> Resolver<'_, 'a> {
                 }
                 let _ = write!(out, ",\"inlined\":{}}}", f.inlined);
             }
+            self.frames = frames;
         }
         out.push(b']');
     }
@@ -454,6 +494,20 @@ mod tests {
     use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
     use crate::blob::v2::write::{V2Options, pack_v2};
     use crate::blobfile::AlignedBlob;
+
+    /// Line numbers of every length, and both line ends, after other bytes.
+    #[test]
+    fn decimal_and_line_ends_append_what_format_prints() {
+        let mut values = vec![0, 1, 9, 10, 99, 100, 65_535, 999_999_999, u32::MAX];
+        values.extend((0..32).map(|k| 1u32 << k).flat_map(|v| [v - 1, v, v + 1]));
+        for v in values {
+            let mut out = b"x:".to_vec();
+            push_u32(&mut out, v);
+            push_nl(&mut out, b"\r\n");
+            push_nl(&mut out, b"\n");
+            assert_eq!(out, format!("x:{v}\r\n\n").as_bytes());
+        }
+    }
 
     /// A frame with no function (`u32::MAX`, what `Frames` gives when a
     /// node's name is past the string table) prints `??` and leaves the
