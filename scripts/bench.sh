@@ -17,7 +17,9 @@
 #   ksym-pack --elf --lines: Debian's libc with libc6-dbg and libstdc++'s
 #   debug build, both downloaded into target/bench, and this build's own
 #   ksym-resolve; or KSYM_USER="BINARY[:DEBUGDIR] ..."; beside llvm-gsymutil,
-#   llvm-symbolizer and blazecli; USER_ONLY=1 skips everything else)
+#   llvm-symbolizer and blazecli; USER_ONLY=1 skips everything else;
+#   KSYM_INSTR=1 also counts ksym-resolve's and llvm-gsymutil's instructions
+#   under valgrind's callgrind, which a machine short of CPU does not move)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -n "${USER_ONLY:-}" ] && { LINES_ONLY=1; KSYM_VMLINUX=""; }
@@ -61,6 +63,14 @@ measure() {
     cat "$out"
     rm -f "$in" "$out"
     printf '%-40s %8.4f s %9d KiB  (best of %d)\n' "$label" "$WALL" "$RSS" "${RUNS:-5}" >&2
+}
+
+# instr INPUT CMD...: the instructions CMD executes reading INPUT, its
+# output thrown away (callgrind's total; a few seconds to a minute).
+instr() {
+    local in=$1; shift
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" < "$in" 2>&1 > /dev/null |
+        awk '/ refs:/ { gsub(",", "", $NF); print $NF }'
 }
 
 # race INPUT LABEL CMD [LABEL CMD]...: runs the commands in turn, ${RUNS:-7}
@@ -398,6 +408,11 @@ for k in ours:
     print("  rate %s / peer: " % labels[k] + ", ".join("%s %.1fx" % (labels[p], wall[p] / wall[k]) for p in peers) +
           " | peak memory / lowest peer's %.2f" % (rss[k] / min(rss[p] for p in peers)))
 PY
+        if [ -n "${KSYM_INSTR:-}" ] && [ -n "$GSYMUTIL" ] && command -v valgrind > /dev/null; then
+            ki=$(instr "$W/user.$name.addrs" "$B/ksym-resolve" "$blob")
+            gi=$(instr /dev/null "$GSYMUTIL" "$W/user.$name.gsym" "@$W/user.$name.grsp")
+            python3 -c "print('  instructions (callgrind): ksym-resolve %.1f M, llvm-gsymutil %.1f M: %.2fx' % ($ki / 1e6, $gi / 1e6, $gi / $ki))" >&2
+        fi
         [ -x "$LLVM_BIN/llvm-symbolizer" ] && PATH="$LLVM_BIN:$PATH" KSYM_RESOLVE="$B/ksym-resolve" \
             python3 scripts/lines-agreement.py --addresses "$W/user.$name.addrs" "$dwarf" "$blob" >&2
     done
