@@ -297,19 +297,19 @@ impl<'a> Resolver<'_, 'a> {
             out.extend_from_slice(b" ??:0");
             return;
         };
-        let frames = self.take_frames(row);
-        for (k, f) in frames.iter().rev().enumerate() {
-            out.push(b' ');
-            if k > 0 {
-                out.extend_from_slice(b"> ");
-                self.push_function(out, f);
+        self.with_frames(row, |me, frames| {
+            for (k, f) in frames.iter().rev().enumerate() {
                 out.push(b' ');
+                if k > 0 {
+                    out.extend_from_slice(b"> ");
+                    me.push_function(out, f);
+                    out.push(b' ');
+                }
+                me.push_file(out, f, Prefix::User, true);
+                out.push(b':');
+                push_u32(out, f.line);
             }
-            self.push_file(out, f, Prefix::User, true);
-            out.push(b':');
-            push_u32(out, f.line);
-        }
-        self.frames = frames;
+        });
     }
 
     /// `addr2line -i`'s lines joined by blanks, innermost first, as
@@ -317,23 +317,23 @@ impl<'a> Resolver<'_, 'a> {
     /// base path stripped.
     pub(in crate::resolve) fn push_code(&mut self, out: &mut Vec<u8>, row: Option<&SourceRow>) {
         let Some(row) = row else { return };
-        let frames = self.take_frames(row);
-        for (k, f) in frames.iter().enumerate() {
-            if k > 0 {
-                out.push(b' ');
+        self.with_frames(row, |me, frames| {
+            for (k, f) in frames.iter().enumerate() {
+                if k > 0 {
+                    out.push(b' ');
+                }
+                me.push_file(out, f, Prefix::Oops, true);
+                out.push(b':');
+                if f.line == 0 {
+                    out.push(b'?');
+                } else {
+                    push_u32(out, f.line);
+                }
+                if f.discriminator != 0 {
+                    let _ = write!(out, " (discriminator {})", f.discriminator);
+                }
             }
-            self.push_file(out, f, Prefix::Oops, true);
-            out.push(b':');
-            if f.line == 0 {
-                out.push(b'?');
-            } else {
-                push_u32(out, f.line);
-            }
-            if f.discriminator != 0 {
-                let _ = write!(out, " (discriminator {})", f.discriminator);
-            }
-        }
-        self.frames = frames;
+        });
     }
 
     /// perf script --inline: a `PREFIX FUNC[+0xOFF] (inlined)` line for each
@@ -350,31 +350,32 @@ impl<'a> Resolver<'_, 'a> {
         let (Some(row), Some(h)) = (row, hit) else {
             return;
         };
-        let frames = self.take_frames(row);
-        for f in frames.iter().filter(|f| f.inlined) {
-            out.extend_from_slice(prefix);
-            self.push_function(out, f);
-            if symoff {
-                out.push(b'+');
-                hex::push_u64_0x(out, h.offset);
+        self.with_frames(row, |me, frames| {
+            for f in frames.iter().filter(|f| f.inlined) {
+                out.extend_from_slice(prefix);
+                me.push_function(out, f);
+                if symoff {
+                    out.push(b'+');
+                    hex::push_u64_0x(out, h.offset);
+                }
+                out.extend_from_slice(b" (inlined)");
+                push_nl(out, nl);
             }
-            out.extend_from_slice(b" (inlined)");
-            push_nl(out, nl);
-        }
-        self.frames = frames;
+        });
     }
 
-    /// `row`'s frames, innermost first ([`LineTable::frames`]; none
-    /// without a line table), in the reused frame buffer, taken: the
-    /// caller prints them through `&mut self` (the decoded-string caches)
-    /// and gives the buffer back.
-    fn take_frames(&mut self, row: &SourceRow) -> Vec<SourceFrame> {
+    /// Runs `f` over `row`'s frames, innermost first
+    /// ([`LineTable::frames`]; none without a line table), collected into
+    /// the reused frame buffer first: printing them takes `&mut self` (the
+    /// decoded-string caches).
+    fn with_frames(&mut self, row: &SourceRow, f: impl FnOnce(&mut Self, &[SourceFrame])) {
         let mut frames = std::mem::take(&mut self.frames);
         frames.clear();
         if let Some(lines) = &self.lines {
             frames.extend(lines.frames(row));
         }
-        frames
+        f(self, &frames);
+        self.frames = frames;
     }
 
     /// `{"addr":"0x…","type":"T","name":"…","offset":N,"size":N|null,"module":"…"|null,"status":"ok"}`;
@@ -445,35 +446,35 @@ impl<'a> Resolver<'_, 'a> {
     ) {
         out.extend_from_slice(b",\"frames\":[");
         if let Some(row) = row {
-            let frames = self.take_frames(row);
-            for (k, f) in frames.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(b"{\"function\":");
-                self.scratch.clear();
-                let mut name = std::mem::take(&mut self.scratch);
-                // "" when unknown, as llvm-symbolizer's JSON has it.
-                let function = self.lines.as_ref().and_then(|l| l.function(f.function));
-                if let Some(s) = function.filter(|s| !s.is_empty()) {
-                    name.extend_from_slice(self.functions.get(f.function, |a| s.extend_into(a)));
-                }
-                let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
-                name.clear();
-                self.push_file(&mut name, f, Prefix::User, false);
-                out.extend_from_slice(b",\"file\":");
-                let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
-                self.scratch = name;
-                let _ = write!(out, ",\"line\":{},\"column\":", f.line);
-                match f.column {
-                    Some(c) => {
-                        let _ = write!(out, "{c}");
+            self.with_frames(row, |me, frames| {
+                for (k, f) in frames.iter().enumerate() {
+                    if k > 0 {
+                        out.push(b',');
                     }
-                    None => out.extend_from_slice(b"null"),
+                    out.extend_from_slice(b"{\"function\":");
+                    me.scratch.clear();
+                    let mut name = std::mem::take(&mut me.scratch);
+                    // "" when unknown, as llvm-symbolizer's JSON has it.
+                    let function = me.lines.as_ref().and_then(|l| l.function(f.function));
+                    if let Some(s) = function.filter(|s| !s.is_empty()) {
+                        name.extend_from_slice(me.functions.get(f.function, |a| s.extend_into(a)));
+                    }
+                    let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
+                    name.clear();
+                    me.push_file(&mut name, f, Prefix::User, false);
+                    out.extend_from_slice(b",\"file\":");
+                    let _ = serde_json::to_writer(&mut *out, &String::from_utf8_lossy(&name));
+                    me.scratch = name;
+                    let _ = write!(out, ",\"line\":{},\"column\":", f.line);
+                    match f.column {
+                        Some(c) => {
+                            let _ = write!(out, "{c}");
+                        }
+                        None => out.extend_from_slice(b"null"),
+                    }
+                    let _ = write!(out, ",\"inlined\":{}}}", f.inlined);
                 }
-                let _ = write!(out, ",\"inlined\":{}}}", f.inlined);
-            }
-            self.frames = frames;
+            });
         }
         out.push(b']');
     }
