@@ -26,7 +26,7 @@ use object::{Object, ObjectKind, ObjectSection, SectionFlags};
 use super::functions::SharedDemangled;
 use super::intern::merge;
 pub(crate) use super::sweep::OuterName;
-use super::sweep::{SplitOf, in_exec, sweep};
+use super::sweep::{SplitOf, Sweep, in_exec, sweep};
 use super::symtab::{SymbolTable, llvm_symtab};
 use crate::blob::v2::source_lines::write::SourceTable;
 
@@ -65,6 +65,10 @@ pub struct DwarfStats {
     pub split_missing: Vec<String>,
     /// Addresses at which the frames were asked for (boundaries).
     pub boundaries: usize,
+    /// Of them, edges: where more than the innermost location may change,
+    /// so the whole frames were asked for (the others asked addr2line for
+    /// the location alone).
+    pub edges: usize,
     /// Addresses of the ELF file's function, data and untyped symbols,
     /// ascending: a caller checks that the symbols it packs beside the
     /// lines come from the same file ([`symbols_match`]).
@@ -143,7 +147,7 @@ fn read_source_table_in(
         .map_err(|e| fail(format!("{}: not an ELF file: {e}", path.display())))?;
     // Names are shared by file: the list's file is known canonical.
     let names = names.and_then(|n| Some((std::fs::canonicalize(path).ok()?, n)));
-    let out = table_of(&obj, path, sharing, discriminators, true, names)?;
+    let out = table_of(&obj, path, sharing, discriminators, true, names, false)?;
     // The section buffers are freed later, once nothing borrows them.
     drop(obj);
     crate::reclaim::drop_later(cache);
@@ -169,13 +173,16 @@ pub fn source_table_from_bytes(
         discriminators,
         false,
         None,
+        false,
     )
 }
 
 /// The source table of `obj`, named `path` in errors (and beside which
 /// split DWARF is looked for, with `find_splits`); outer frames named with
 /// the symbol list's demanglings of `names`' file (canonical) when it is
-/// `obj`'s.
+/// `obj`'s. With `every_frame`, the sweep asks for every boundary's whole
+/// frames, not for the innermost location alone between edges: the same
+/// table, slower (the tests' reference).
 fn table_of<'d, R: object::ReadRef<'d>>(
     obj: &object::File<'d, R>,
     path: &Path,
@@ -183,6 +190,7 @@ fn table_of<'d, R: object::ReadRef<'d>>(
     discriminators: bool,
     find_splits: bool,
     names: Option<(std::path::PathBuf, SharedDemangled)>,
+    every_frame: bool,
 ) -> Result<(SourceTable, DwarfStats), DwarfError> {
     if obj.kind() == ObjectKind::Relocatable {
         return Err(fail(format!(
@@ -236,7 +244,7 @@ fn table_of<'d, R: object::ReadRef<'d>>(
         split_missing: split_files.missing.clone(),
         ..DwarfStats::default()
     };
-    let (bounds, discriminators) = boundaries(
+    let mut found = boundaries(
         &dwarf,
         &split_of,
         &exec,
@@ -245,7 +253,11 @@ fn table_of<'d, R: object::ReadRef<'d>>(
         &mut stats,
     )
     .map_err(dwarf_err)?;
-    stats.boundaries = bounds.len();
+    if every_frame {
+        found.edges.clone_from(&found.bounds);
+    }
+    stats.boundaries = found.bounds.len();
+    stats.edges = found.edges.len();
     stats.symbol_addresses = symtab.syms.iter().map(|s| s.0).collect();
     // One addr2line context per piece over the one view of the sections
     // (a context parses only the units its addresses reach).
@@ -253,11 +265,10 @@ fn table_of<'d, R: object::ReadRef<'d>>(
     let table = sweep_in_pieces(
         context,
         &split_of,
-        &bounds,
-        sharing.unwrap_or_else(|| (default_pieces(bounds.len()), MIN_PIECE)),
+        &found,
+        sharing.unwrap_or_else(|| (default_pieces(found.bounds.len()), MIN_PIECE)),
         &exec,
         &symtab,
-        &discriminators,
         OuterName::SymbolTable,
     )
     .map_err(dwarf_err)?;
@@ -280,19 +291,26 @@ fn table_of<'d, R: object::ReadRef<'d>>(
 fn sweep_in_pieces<R, F>(
     context: F,
     split: SplitOf<'_, R>,
-    bounds: &[u64],
+    found: &Boundaries,
     (workers, min_piece): (usize, usize),
     exec: &[(u64, u64)],
     symtab: &SymbolTable,
-    discriminators: &[(u64, u32)],
     outer_name: OuterName,
 ) -> Result<SourceTable, gimli::Error>
 where
     R: gimli::Reader,
     F: Fn() -> Result<addr2line::Context<R>, gimli::Error> + Sync,
 {
+    let bounds = &found.bounds[..];
     let walk = |ctx: &addr2line::Context<R>, piece: &mut dyn Iterator<Item = u64>| {
-        sweep(ctx, split, piece, exec, symtab, discriminators, outer_name)
+        let at = Sweep {
+            exec,
+            edges: &found.edges,
+            symtab,
+            discriminators: &found.discriminators,
+            outer_name,
+        };
+        sweep(ctx, split, piece, &at)
     };
     if workers <= 1 || bounds.len() < 2 {
         return Ok(walk(&context()?, &mut bounds.iter().copied())?.table);
@@ -325,11 +343,26 @@ fn default_pieces(n: usize) -> usize {
 /// A step of the discriminator function: (address, discriminator).
 type Discriminator = (u64, u32);
 
-/// Every address where the frames may change, sorted, inside or at the end
-/// of an executable section; and with `discriminators`, the line tables'
-/// discriminators as (address, discriminator) steps, sorted (addr2line's
-/// `Location` has no discriminator; binutils' addr2line prints it, so oops
-/// lines need it).
+/// What [`boundaries`] finds: where to ask for frames, and where more than
+/// the innermost location may change.
+struct Boundaries {
+    /// Every address where the frames may change, sorted, inside or at the
+    /// end of an executable section.
+    bounds: Vec<u64>,
+    /// The addresses, sorted, where anything but the innermost frame's
+    /// location may change (docs/packing.md, "The sweep"): the starts and
+    /// ends of executable sections, symbols, functions, inlined
+    /// subroutines, line sequences and units' ranges. Between two of them,
+    /// a line row changes only the innermost location.
+    edges: Vec<u64>,
+    /// With `discriminators`, the line tables' discriminators as (address,
+    /// discriminator) steps, sorted (addr2line's `Location` has no
+    /// discriminator; binutils' addr2line prints it, so oops lines need
+    /// it).
+    discriminators: Vec<Discriminator>,
+}
+
+/// The [`Boundaries`] of `dwarf` in the executable ranges `exec`.
 fn boundaries<R>(
     dwarf: &gimli::Dwarf<R>,
     split: SplitOf<'_, R>,
@@ -337,7 +370,7 @@ fn boundaries<R>(
     symtab: &SymbolTable,
     discriminators: bool,
     stats: &mut DwarfStats,
-) -> gimli::Result<(Vec<u64>, Vec<Discriminator>)>
+) -> gimli::Result<Boundaries>
 where
     R: gimli::Reader + Send + Sync,
     R::Offset: Send + Sync,
@@ -351,6 +384,21 @@ where
             }
         }
     }
+    // A unit's ranges may come from .debug_aranges (addr2line's choice
+    // where it has no DW_AT_ranges): every set's ends are edges.
+    // Malformed sets are skipped, as addr2line skips them (it relies on the
+    // entries' iterator ending after an error it cannot step over).
+    let mut sets = dwarf.debug_aranges.headers();
+    while let Ok(Some(set)) = sets.next() {
+        let mut entries = set.entries();
+        while let Some(r) = entries.next().transpose() {
+            if let Ok(r) = r {
+                let r = r.range();
+                b.extend([r.begin, r.end].into_iter().filter(|&a| keep(a)));
+            }
+        }
+    }
+    let mut e = b.clone();
     let mut headers = Vec::new();
     let mut units = dwarf.units();
     while let Some(header) = units.next()? {
@@ -370,18 +418,24 @@ where
     #[cfg(not(feature = "parallel"))]
     let parts: Vec<UnitBounds> = headers.into_iter().map(one).collect::<gimli::Result<_>>()?;
     b.sort_unstable();
-    b.reserve(parts.iter().map(|p| p.bounds.len()).sum());
+    e.sort_unstable();
+    b.reserve(parts.iter().map(|p| p.bounds.len() + p.edges.len()).sum());
+    e.reserve(parts.iter().map(|p| p.edges.len()).sum());
     let mut disc: Vec<(u64, u32)> = Vec::with_capacity(parts.iter().map(|p| p.disc.len()).sum());
     for p in parts {
         stats.units += 1;
         stats.split_units += usize::from(p.split);
         b.extend(p.bounds);
+        b.extend(&p.edges);
+        e.extend(p.edges);
         disc.extend(p.disc);
     }
     // Runs already sorted (each unit's, the symbols'), mostly in address
     // order: a run-adaptive sort merges them.
     b.sort();
     b.dedup();
+    e.sort();
+    e.dedup();
     // Stable: at one address, the later row (table order) wins.
     disc.sort_by_key(|d| d.0);
     let mut steps: Vec<(u64, u32)> = Vec::with_capacity(disc.len());
@@ -391,21 +445,29 @@ where
             _ => steps.push(d),
         }
     }
-    Ok((b, steps))
+    Ok(Boundaries {
+        bounds: b,
+        edges: e,
+        discriminators: steps,
+    })
 }
 
 /// One unit's part of [`boundaries`].
 struct UnitBounds {
+    /// Its line rows that are not edges, sorted.
     bounds: Vec<u64>,
+    /// Its edges ([`Boundaries::edges`]), sorted.
+    edges: Vec<u64>,
     /// (address, discriminator) of its line rows, in row order.
     disc: Vec<(u64, u32)>,
     /// A skeleton unit of split DWARF.
     split: bool,
 }
 
-/// The boundaries of the unit at `header`, sorted: its line rows, and its
-/// functions' starts and ends (a skeleton's from its split unit); with
-/// `discriminators`, its rows' discriminators.
+/// The boundaries of the unit at `header`, sorted: its line rows, and as
+/// edges its functions' starts and ends (a skeleton's from its split unit),
+/// its line sequences' and its own ranges'; with `discriminators`, its
+/// rows' discriminators.
 fn unit_bounds<R: gimli::Reader>(
     dwarf: &gimli::Dwarf<R>,
     split: SplitOf<'_, R>,
@@ -415,12 +477,21 @@ fn unit_bounds<R: gimli::Reader>(
 ) -> gimli::Result<UnitBounds> {
     let unit = dwarf.unit(header)?;
     let mut b = Vec::new();
+    let mut e = Vec::new();
     let mut disc: Vec<(u64, u32)> = Vec::new();
     if let Some(program) = unit.line_program.clone() {
         let mut rows = program.rows();
+        let mut starts = true;
         while let Some((_, row)) = rows.next_row()? {
+            // Where a sequence starts or ends, a unit's lines start or stop
+            // answering (and addr2line asks the next unit).
+            let edge = std::mem::replace(&mut starts, row.end_sequence()) || row.end_sequence();
             if keep(row.address()) {
-                b.push(row.address());
+                if edge {
+                    e.push(row.address());
+                } else {
+                    b.push(row.address());
+                }
                 if !discriminators {
                     continue;
                 }
@@ -438,27 +509,30 @@ fn unit_bounds<R: gimli::Reader>(
             }
         }
     }
-    function_bounds(dwarf, &unit, keep, &mut b)?;
+    function_bounds(dwarf, &unit, keep, &mut e)?;
     // A skeleton's functions are in its split unit.
     if let Some(sd) = unit.dwo_id.and_then(|id| split(id, dwarf))
         && let Some(header) = sd.units().next()?
     {
         let mut su = sd.unit(header)?;
         su.copy_relocated_attributes(&unit);
-        function_bounds(&sd, &su, keep, &mut b)?;
+        function_bounds(&sd, &su, keep, &mut e)?;
     }
     // Sorted here, on every core: the units' lists are then merged.
     b.sort_unstable();
     b.dedup();
+    e.sort_unstable();
+    e.dedup();
     Ok(UnitBounds {
         bounds: b,
+        edges: e,
         disc,
         split: unit.dwo_id.is_some(),
     })
 }
 
 /// The starts and ends of `unit`'s subprograms and inlined subroutines
-/// that `keep` keeps, pushed onto `b`: their ranges as gimli's
+/// (and of the unit's own ranges) that `keep` keeps, pushed onto `b`: their ranges as gimli's
 /// `Dwarf::die_ranges` gives them (a `DW_AT_ranges` list, else `DW_AT_low_pc`
 /// to `DW_AT_high_pc`, an address or a size). Read as addr2line reads
 /// functions, from the raw entries: every other DIE's attributes are
@@ -477,9 +551,14 @@ fn function_bounds<R: gimli::Reader>(
         let Some(abbrev) = entries.read_abbreviation()? else {
             continue;
         };
+        // A unit's own ranges are where addr2line starts or stops asking
+        // it (where it has no .debug_aranges set).
         if !matches!(
             abbrev.tag(),
-            gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine
+            gimli::DW_TAG_subprogram
+                | gimli::DW_TAG_inlined_subroutine
+                | gimli::DW_TAG_compile_unit
+                | gimli::DW_TAG_skeleton_unit
         ) {
             entries.skip_attributes(abbrev.attributes())?;
             continue;
@@ -559,19 +638,17 @@ where
 {
     let mut stats = DwarfStats::default();
     // A kernel module's DWARF is never split.
-    let (bounds, discriminators) =
-        boundaries(&dwarf, &|_, _| None, exec, symtab, true, &mut stats)?;
+    let found = boundaries(&dwarf, &|_, _| None, exec, symtab, true, &mut stats)?;
     let ctx = addr2line::Context::from_dwarf(dwarf)?;
-    let swept = sweep(
-        &ctx,
-        &|_, _| None,
-        &mut bounds.iter().copied(),
+    let at = Sweep {
         exec,
+        edges: &found.edges,
         symtab,
-        &discriminators,
-        outer,
-    )?;
-    Ok((swept.table, stats.units, bounds.len()))
+        discriminators: &found.discriminators,
+        outer_name: outer,
+    };
+    let swept = sweep(&ctx, &|_, _| None, &mut found.bounds.iter().copied(), &at)?;
+    Ok((swept.table, stats.units, found.bounds.len()))
 }
 
 /// [`read_source_table`], then [`symbols_match`] against the `addresses`
@@ -607,10 +684,11 @@ pub fn checked_source_table(
         )));
     }
     let desc = format!(
-        "{}: {} units, {} boundaries, {} rows, {} inline nodes, {} files, {} strings",
+        "{}: {} units, {} boundaries ({} edges), {} rows, {} inline nodes, {} files, {} strings",
         elf.display(),
         stats.units,
         stats.boundaries,
+        stats.edges,
         table.rows.len(),
         table.nodes.len(),
         table.files.len(),
@@ -672,6 +750,37 @@ mod tests {
             assert_eq!(cut.files, whole.files, "{sharing:?}");
             assert_eq!(cut.nodes, whole.nodes, "{sharing:?}");
             assert_eq!(cut.rows, whole.rows, "{sharing:?}");
+        }
+    }
+
+    /// Asked for the innermost location alone between edges, the sweep
+    /// builds the table it builds when it asks for every boundary's whole
+    /// frames: on this test binary (Rust, inline frames), on gcc's inline
+    /// chains with discriminators, and on both cut among workers.
+    #[test]
+    fn locations_between_edges_give_the_whole_frames_table() {
+        let exe = std::env::current_exe().unwrap();
+        let inl = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/lines/inl.elf");
+        for (path, sharing) in [
+            (&exe, (1, 1)),
+            (&exe, (3, 1)),
+            (&inl, (1, 1)),
+            (&inl, (2, 1)),
+        ] {
+            let cache = super::super::file::ElfFile::open(path).unwrap();
+            let obj = cache.parse().unwrap();
+            let read = |every| table_of(&obj, path, Some(sharing), true, false, None, every);
+            let (fast, stats) = read(false).unwrap();
+            let (every, every_stats) = read(true).unwrap();
+            // The fast path was taken, for most boundaries of the Rust
+            // binary, and for some of gcc's.
+            assert!(stats.edges < stats.boundaries, "{stats:?}");
+            assert_eq!(every_stats.edges, every_stats.boundaries);
+            assert!(fast.rows.len() > 20, "{}", fast.rows.len());
+            assert_eq!(fast.rows, every.rows, "{path:?} {sharing:?}");
+            assert_eq!(fast.nodes, every.nodes);
+            assert_eq!(fast.files, every.files);
+            assert_eq!(fast.strings, every.strings);
         }
     }
 

@@ -3,6 +3,12 @@
 //! each frame's names, files and inline nodes interned as they come, the
 //! outermost frame named from the symbol table ([`super::symtab`]) as
 //! llvm-symbolizer names it (docs/FORMAT.md §15).
+//!
+//! Most boundaries are line rows inside one function (six in seven on
+//! libc and libstdc++): there only the innermost frame's location can
+//! change, so the sweep asks `addr2line` for that location alone and keeps
+//! the inline chain it had, unless an edge (a function's, a symbol's, a
+//! line sequence's, a unit's start or end) lies between.
 
 use std::borrow::Cow;
 
@@ -65,16 +71,37 @@ fn dwarf_name<R: gimli::Reader>(
     Ok(id)
 }
 
-/// Builds the table: asks `addr2line` for the frames at each boundary.
+/// What a [`sweep`] reads beside `addr2line`'s answers.
+pub(super) struct Sweep<'a> {
+    /// The executable ranges, sorted `(start, end)`.
+    pub exec: &'a [(u64, u64)],
+    /// The sorted addresses where more than the innermost frame's location
+    /// may change (`dwarf::Boundaries::edges`).
+    pub edges: &'a [u64],
+    /// The symbols that name outermost frames.
+    pub symtab: &'a SymbolTable,
+    /// The discriminator steps, sorted (address, discriminator).
+    pub discriminators: &'a [(u64, u32)],
+    /// Where the outermost frame's name comes from.
+    pub outer_name: OuterName,
+}
+
+/// Builds the table: asks `addr2line` for the frames at each boundary of
+/// `bounds` (ascending), or between two of `at.edges` for the innermost
+/// location alone.
 pub(super) fn sweep<R: gimli::Reader>(
     ctx: &addr2line::Context<R>,
     split: SplitOf<'_, R>,
     bounds: &mut dyn Iterator<Item = u64>,
-    exec: &[(u64, u64)],
-    symtab: &SymbolTable,
-    discriminators: &[(u64, u32)],
-    outer_name: OuterName,
+    at: &Sweep<'_>,
 ) -> Result<Swept, gimli::Error> {
+    let Sweep {
+        exec,
+        edges,
+        symtab,
+        discriminators,
+        outer_name,
+    } = *at;
     let mut strings = Interner::default();
     // File paths by the `&str` addr2line returns, split into directory and
     // base name (ids into `strings`); file id 0 means "no file".
@@ -124,12 +151,54 @@ pub(super) fn sweep<R: gimli::Reader>(
     // The last symbol named (index, string id): a function's boundaries
     // come together, its name demangled and hashed once for them all.
     let mut last_sym: Option<(usize, u32)> = None;
+    // The first edge past the last boundary, and that boundary's row with
+    // whether its innermost frame had a location (`None` before the first).
+    let mut edge_at = 0usize;
+    let mut last: Option<(LineRow, bool)> = None;
+    let key = |r: &LineRow| (r.file, r.line, r.column, r.node, r.discriminator);
 
     for addr in bounds {
+        let crossed = edge_at < edges.len() && edges[edge_at] <= addr;
+        while edge_at < edges.len() && edges[edge_at] <= addr {
+            edge_at += 1;
+        }
+        if !crossed && let Some((prev, located)) = last {
+            // Without a location, the frames are the last boundary's: a
+            // row that would only repeat it.
+            if !located {
+                continue;
+            }
+            // The unit addr2line answered from is still the first with an
+            // answer (no unit's lines start or stop here), so the first
+            // unit with a location is it.
+            if let Some(l) = ctx.find_location(addr)? {
+                let mut row = LineRow {
+                    address: addr,
+                    file: file_id(l.file, &mut strings),
+                    line: l.line.unwrap_or(0),
+                    column: l.column.unwrap_or(0),
+                    node: prev.node,
+                    discriminator: 0,
+                };
+                while disc_at < discriminators.len() && discriminators[disc_at].0 <= addr {
+                    disc_at += 1;
+                }
+                if row.file != 0 && disc_at > 0 {
+                    row.discriminator = discriminators[disc_at - 1].1;
+                }
+                last = Some((row, true));
+                if rows.last().is_some_and(|r| key(r) == key(&row)) {
+                    continue;
+                }
+                rows.push(row);
+                continue;
+            }
+        }
         let mut row = LineRow {
             address: addr,
             ..LineRow::default()
         };
+        let mut located = false;
         if in_exec(exec, addr) {
             chain.clear();
             let mut lookup = ctx.find_frames(addr);
@@ -155,6 +224,7 @@ pub(super) fn sweep<R: gimli::Reader>(
                     None => (0, 0, 0),
                 };
                 if first {
+                    located = f.location.is_some();
                     innermost = Some((file, line, col));
                     first = false;
                 } else {
@@ -267,7 +337,7 @@ pub(super) fn sweep<R: gimli::Reader>(
             }
             row.node = parent;
         }
-        let key = |r: &LineRow| (r.file, r.line, r.column, r.node, r.discriminator);
+        last = Some((row, located));
         if rows.last().is_some_and(|r| key(r) == key(&row)) {
             continue;
         }
