@@ -5,14 +5,16 @@
 //! and an encoded section parses and passes the deep check, as every
 //! table read from DWARF must (FORMAT.md §15.5), in byte opcodes and
 //! Huffman-coded (§15.6) alike, the two answering alike at every row.
+//! The sweep that asks for the innermost location alone between edges
+//! builds the table asking at every boundary builds.
 #![no_main]
 
 use std::path::Path;
 
-use ksym::blob::v2::source_lines::read::LineTable;
 use ksym::blob::v2::layout::LINE_BLOCK_SHIFT;
+use ksym::blob::v2::source_lines::read::LineTable;
 use ksym::blob::v2::source_lines::write::{RowForm, encode_lines, encode_lines_in_blocks};
-use ksym::elf::dwarf::source_table_from_bytes;
+use ksym::elf::dwarf::{source_table_from_bytes, source_table_from_bytes_asking_every_boundary};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -23,6 +25,13 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
     };
+    let (every, _) =
+        source_table_from_bytes_asking_every_boundary(data, Path::new("fuzz.elf"), true)
+            .expect("the reference sweep reads what the fast one read");
+    assert_eq!(table.rows, every.rows);
+    assert_eq!(table.nodes, every.nodes);
+    assert_eq!(table.files, every.files);
+    assert_eq!(table.strings, every.strings);
     let Ok(section) = encode_lines(&table, false) else {
         return;
     };
@@ -34,6 +43,9 @@ fuzz_target!(|data: &[u8]| {
     c.verify().expect("a coded table passes the deep check");
     for r in &table.rows {
         let (a, b) = (t.find(r.address), c.find(r.address));
-        assert_eq!(a.map(|r| (r.address, r.file, r.line)), b.map(|r| (r.address, r.file, r.line)));
+        assert_eq!(
+            a.map(|r| (r.address, r.file, r.line)),
+            b.map(|r| (r.address, r.file, r.line))
+        );
     }
 });

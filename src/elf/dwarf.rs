@@ -177,6 +177,29 @@ pub fn source_table_from_bytes(
     )
 }
 
+/// [`source_table_from_bytes`] asking `addr2line` for the whole frames at
+/// every boundary, not for the innermost location alone between edges:
+/// the reference the faster sweep must equal, table for table (fuzzing).
+///
+/// Errors: as [`read_source_table`].
+pub fn source_table_from_bytes_asking_every_boundary(
+    data: &[u8],
+    name: &Path,
+    discriminators: bool,
+) -> Result<(SourceTable, DwarfStats), DwarfError> {
+    let obj = object::File::parse(data)
+        .map_err(|e| fail(format!("{}: not an ELF file: {e}", name.display())))?;
+    table_of(
+        &obj,
+        name,
+        Some((1, MIN_PIECE)),
+        discriminators,
+        false,
+        None,
+        true,
+    )
+}
+
 /// The source table of `obj`, named `path` in errors (and beside which
 /// split DWARF is looked for, with `find_splits`); outer frames named with
 /// the symbol list's demanglings of `names`' file (canonical) when it is
