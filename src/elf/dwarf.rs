@@ -373,7 +373,7 @@ struct Boundaries {
     /// end of an executable section.
     bounds: Vec<u64>,
     /// The addresses, sorted, where anything but the innermost frame's
-    /// location may change (docs/packing.md, "The sweep"): the starts and
+    /// location may change (docs/lines-and-modules.md): the starts and
     /// ends of executable sections, symbols, functions, inlined
     /// subroutines, line sequences and units' ranges. Between two of them,
     /// a line row changes only the innermost location.
@@ -554,15 +554,17 @@ fn unit_bounds<R: gimli::Reader>(
     })
 }
 
-/// The starts and ends of `unit`'s subprograms and inlined subroutines
-/// (and of the unit's own ranges) that `keep` keeps, pushed onto `b`: their ranges as gimli's
-/// `Dwarf::die_ranges` gives them (a `DW_AT_ranges` list, else `DW_AT_low_pc`
-/// to `DW_AT_high_pc`, an address or a size). Read as addr2line reads
-/// functions, from the raw entries: every other DIE's attributes are
+/// The starts and ends of `unit`'s subprograms and inlined subroutines,
+/// and of the unit's own ranges, that `keep` keeps, pushed onto `b`: their
+/// `DW_AT_ranges` lists and `DW_AT_low_pc` to `DW_AT_high_pc` (an address
+/// or a size), every range either addr2line or gimli's `Dwarf::die_ranges`
+/// may take. A `DW_AT_low_pc` or `DW_AT_high_pc` in a form that is not an
+/// address is passed over, as addr2line passes it over. Read as addr2line
+/// reads functions, from the raw entries: every other DIE's attributes are
 /// skipped by their forms, not parsed (a third of the time, on libstdc++).
-/// A DIE whose `DW_AT_low_pc` plus its `DW_AT_high_pc` size passes 2^64 is
-/// left out: gimli 0.32 adds the two unchecked (fixed upstream in
-/// gimli#895, 0.33, which drops such a range).
+/// A `DW_AT_low_pc` plus a `DW_AT_high_pc` size past 2^64 is left out:
+/// gimli 0.32 adds the two unchecked (fixed upstream in gimli#895, 0.33,
+/// which drops such a range), addr2line drops it.
 fn function_bounds<R: gimli::Reader>(
     dwarf: &gimli::Dwarf<R>,
     unit: &gimli::Unit<R>,
@@ -576,65 +578,52 @@ fn function_bounds<R: gimli::Reader>(
         };
         // A unit's own ranges are where addr2line starts or stops asking
         // it (where it has no .debug_aranges set).
-        if !matches!(
+        let unit_die = matches!(
             abbrev.tag(),
-            gimli::DW_TAG_subprogram
-                | gimli::DW_TAG_inlined_subroutine
-                | gimli::DW_TAG_compile_unit
-                | gimli::DW_TAG_skeleton_unit
-        ) {
+            gimli::DW_TAG_compile_unit | gimli::DW_TAG_skeleton_unit
+        );
+        if !unit_die
+            && !matches!(
+                abbrev.tag(),
+                gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine
+            )
+        {
             entries.skip_attributes(abbrev.attributes())?;
             continue;
-        }
-        let (mut low, mut high, mut size, mut list) = (None, None, None, None);
-        for spec in abbrev.attributes() {
-            let attr = entries.read_attribute(*spec)?;
-            match attr.name() {
-                gimli::DW_AT_low_pc => {
-                    low = Some(
-                        dwarf
-                            .attr_address(unit, attr.value())?
-                            .ok_or(gimli::Error::UnsupportedAttributeForm)?,
-                    );
-                }
-                gimli::DW_AT_high_pc => match attr.value() {
-                    gimli::AttributeValue::Udata(v) => size = Some(v),
-                    v => {
-                        high = Some(
-                            dwarf
-                                .attr_address(unit, v)?
-                                .ok_or(gimli::Error::UnsupportedAttributeForm)?,
-                        );
-                    }
-                },
-                // The first list wins, as in `die_ranges`.
-                gimli::DW_AT_ranges if list.is_none() => {
-                    list = dwarf.attr_ranges(unit, attr.value())?;
-                }
-                _ => {}
-            }
         }
         let mut push = |a: u64| {
             if keep(a) {
                 b.push(a);
             }
         };
-        if let Some(mut ranges) = list {
-            while let Some(r) = ranges.next()? {
-                push(r.begin);
-                push(r.end);
+        // Every list and both forms of the end are taken where a forged DIE
+        // repeats them: addr2line reads a function's last list and prefers
+        // an end address to a size, gimli's `die_ranges` the reverse.
+        let (mut low, mut high, mut size) = (None, None, None);
+        for spec in abbrev.attributes() {
+            let attr = entries.read_attribute(*spec)?;
+            match attr.name() {
+                gimli::DW_AT_low_pc => low = dwarf.attr_address(unit, attr.value())?.or(low),
+                gimli::DW_AT_high_pc => match attr.value() {
+                    gimli::AttributeValue::Udata(v) => size = Some(v),
+                    v => high = dwarf.attr_address(unit, v)?.or(high),
+                },
+                gimli::DW_AT_ranges => {
+                    if let Some(mut ranges) = dwarf.attr_ranges(unit, attr.value())? {
+                        while let Some(r) = ranges.next()? {
+                            push(r.begin);
+                            push(r.end);
+                        }
+                    }
+                }
+                _ => {}
             }
-            continue;
         }
         let Some(begin) = low else { continue };
-        let end = match size {
-            Some(size) => match begin.checked_add(size) {
-                Some(end) => Some(end),
-                None => continue,
-            },
-            None => high,
-        };
-        if let Some(end) = end {
+        for end in [high, size.and_then(|s| begin.checked_add(s))]
+            .into_iter()
+            .flatten()
+        {
             push(begin);
             push(end);
         }

@@ -4,11 +4,12 @@
 //! outermost frame named from the symbol table ([`super::symtab`]) as
 //! llvm-symbolizer names it (docs/FORMAT.md §15).
 //!
-//! Most boundaries are line rows inside one function (nine in ten on
-//! libc and libstdc++, four in ten on a Rust binary): there only the innermost frame's location can
-//! change, so the sweep asks `addr2line` for that location alone and keeps
-//! the inline chain it had, unless an edge (a function's, a symbol's, a
-//! line sequence's, a unit's start or end) lies between.
+//! Most boundaries are line rows inside one function (nine in ten on libc
+//! and libstdc++, four in ten on a Rust binary): there only the innermost
+//! frame's location can change, so the sweep asks `addr2line` for that
+//! location alone and keeps the inline chain it had, unless an edge (a
+//! function's, a symbol's, a line sequence's, a unit's start or end) lies
+//! between (docs/lines-and-modules.md).
 
 use std::borrow::Cow;
 
