@@ -164,17 +164,7 @@ pub fn source_table_from_bytes(
     name: &Path,
     discriminators: bool,
 ) -> Result<(SourceTable, DwarfStats), DwarfError> {
-    let obj = object::File::parse(data)
-        .map_err(|e| fail(format!("{}: not an ELF file: {e}", name.display())))?;
-    table_of(
-        &obj,
-        name,
-        Some((1, MIN_PIECE)),
-        discriminators,
-        false,
-        None,
-        false,
-    )
+    from_bytes(data, name, discriminators, false)
 }
 
 /// [`source_table_from_bytes`] asking `addr2line` for the whole frames at
@@ -187,16 +177,28 @@ pub fn source_table_from_bytes_asking_every_boundary(
     name: &Path,
     discriminators: bool,
 ) -> Result<(SourceTable, DwarfStats), DwarfError> {
+    from_bytes(data, name, discriminators, true)
+}
+
+/// The two readings of an image in memory: one worker, no split DWARF
+/// files looked for, `every_frame` as [`table_of`] takes it.
+fn from_bytes(
+    data: &[u8],
+    name: &Path,
+    discriminators: bool,
+    every_frame: bool,
+) -> Result<(SourceTable, DwarfStats), DwarfError> {
     let obj = object::File::parse(data)
         .map_err(|e| fail(format!("{}: not an ELF file: {e}", name.display())))?;
+    let sharing = Some((1, MIN_PIECE));
     table_of(
         &obj,
         name,
-        Some((1, MIN_PIECE)),
+        sharing,
         discriminators,
         false,
         None,
-        true,
+        every_frame,
     )
 }
 

@@ -158,49 +158,41 @@ pub(super) fn sweep<R: gimli::Reader>(
     let mut last: Option<(LineRow, bool)> = None;
     let key = |r: &LineRow| (r.file, r.line, r.column, r.node, r.discriminator);
 
-    for addr in bounds {
+    'bounds: for addr in bounds {
         let crossed = edge_at < edges.len() && edges[edge_at] <= addr;
         while edge_at < edges.len() && edges[edge_at] <= addr {
             edge_at += 1;
         }
-        if !crossed && let Some((prev, located)) = last {
-            // Without a location, the frames are the last boundary's: a
-            // row that would only repeat it.
-            if !located {
-                continue;
+        let (mut row, located) = 'row: {
+            if !crossed && let Some((prev, located)) = last {
+                // Without a location, the frames are the last boundary's: a
+                // row that would only repeat it.
+                if !located {
+                    continue 'bounds;
+                }
+                // The unit addr2line answered from is still the first with
+                // an answer (no unit's lines start or stop here), so the
+                // first unit with a location is it.
+                if let Some(l) = ctx.find_location(addr)? {
+                    let row = LineRow {
+                        address: addr,
+                        file: file_id(l.file, &mut strings),
+                        line: l.line.unwrap_or(0),
+                        column: l.column.unwrap_or(0),
+                        node: prev.node,
+                        discriminator: 0,
+                    };
+                    break 'row (row, true);
+                }
             }
-            // The unit addr2line answered from is still the first with an
-            // answer (no unit's lines start or stop here), so the first
-            // unit with a location is it.
-            if let Some(l) = ctx.find_location(addr)? {
-                let mut row = LineRow {
-                    address: addr,
-                    file: file_id(l.file, &mut strings),
-                    line: l.line.unwrap_or(0),
-                    column: l.column.unwrap_or(0),
-                    node: prev.node,
-                    discriminator: 0,
-                };
-                while disc_at < discriminators.len() && discriminators[disc_at].0 <= addr {
-                    disc_at += 1;
-                }
-                if row.file != 0 && disc_at > 0 {
-                    row.discriminator = discriminators[disc_at - 1].1;
-                }
-                last = Some((row, true));
-                if rows.last().is_some_and(|r| key(r) == key(&row)) {
-                    continue;
-                }
-                rows.push(row);
-                continue;
+            let mut row = LineRow {
+                address: addr,
+                ..LineRow::default()
+            };
+            let mut located = false;
+            if !in_exec(exec, addr) {
+                break 'row (row, located);
             }
-        }
-        let mut row = LineRow {
-            address: addr,
-            ..LineRow::default()
-        };
-        let mut located = false;
-        if in_exec(exec, addr) {
             chain.clear();
             let mut lookup = ctx.find_frames(addr);
             let mut frames = loop {
@@ -256,12 +248,6 @@ pub(super) fn sweep<R: gimli::Reader>(
                 row.file = file;
                 row.line = line;
                 row.column = col;
-                while disc_at < discriminators.len() && discriminators[disc_at].0 <= addr {
-                    disc_at += 1;
-                }
-                if file != 0 && disc_at > 0 {
-                    row.discriminator = discriminators[disc_at - 1].1;
-                }
             }
             // The outermost frame is named from the symbol table when a
             // symbol covers the address, as llvm-symbolizer does (`foo.cold`,
@@ -337,6 +323,16 @@ pub(super) fn sweep<R: gimli::Reader>(
                 };
             }
             row.node = parent;
+            (row, located)
+        };
+        // A row without a file has no discriminator.
+        if row.file != 0 {
+            while disc_at < discriminators.len() && discriminators[disc_at].0 <= addr {
+                disc_at += 1;
+            }
+            if disc_at > 0 {
+                row.discriminator = discriminators[disc_at - 1].1;
+            }
         }
         last = Some((row, located));
         if rows.last().is_some_and(|r| key(r) == key(&row)) {
