@@ -651,8 +651,8 @@ fn sizes_section(m: usize, size: impl Fn(usize) -> u64, addr: impl Fn(usize) -> 
         b
     };
     // Each row's size and gap read once: the widths below are each tried
-    // over every row, and a size is a binary search of the list's (16
-    // widths of libstdc++'s 10,569 rows were a tenth of its packing's
+    // over every row, and a size is a binary search of the list's (on
+    // libstdc++'s 10,569 rows, 52 M of the 129 M instructions of packing's
     // last, one-core step).
     let sizes: Vec<u64> = (0..m).map(&size).collect();
     let max = sizes.iter().copied().max().unwrap_or(0);
