@@ -90,8 +90,7 @@ fi
 if ! command -v "$QEMU" >/dev/null; then
     # 77: cannot run here (the test says SKIPPED); as root it is installed.
     if [ "$(id -u)" != 0 ]; then echo "kernel-demo: needs $QEMU (apt-get install $PKG)" >&2; exit 77; fi
-    apt-get install -y -qq "$PKG" >/dev/null 2>&1 ||
-        { apt-get update -qq && apt-get install -y -qq "$PKG" >/dev/null; }
+    bash scripts/apt-qemu.sh "$PKG"
 fi
 
 cargo build --release --quiet --bins

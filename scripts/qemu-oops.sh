@@ -49,9 +49,12 @@ if [ ${#need[@]} -gt 0 ] || { [ "$ARCH" = arm64 ] && [ ! -d target/arm64-debs/im
     fi
 fi
 export DEBIAN_FRONTEND=noninteractive
-# One at a time: Debian's qemu packages and this image's newer qemu-utils
-# cannot be resolved in one transaction.
+# One at a time, QEMU in the release of the machine's own qemu-utils
+# (scripts/apt-qemu.sh).
 for p in "${need[@]}"; do
+    case $p in
+        qemu-system-*) bash scripts/apt-qemu.sh "$p"; continue ;;
+    esac
     apt-get install -y -qq "$p" >/dev/null 2>&1 ||
         { apt-get update -qq && apt-get install -y -qq "$p" >/dev/null; } || {
         case $p in
