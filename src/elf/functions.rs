@@ -194,6 +194,15 @@ fn functions_of<'d, R: object::ReadRef<'d>>(
         local_label: false,
         name,
     }));
+    // Every demangling by its symbol's index, before aliases that demangle
+    // alike (C1 and C2 constructors) become one: the sweep may name a
+    // frame by either (`symtab.rs` takes the last in table order).
+    let mut names: Vec<(u32, Vec<u8>)> = syms
+        .iter()
+        .filter(|s| s.demangled)
+        .filter_map(|s| Some((u32::try_from(s.index).ok()?, s.name.clone())))
+        .collect();
+    names.sort_unstable_by_key(|n| n.0);
     // One entry per (address, name), the best ranked: a name listed twice
     // (a versioned and an unversioned spelling) is one symbol.
     syms.sort_by(|a, b| {
@@ -234,12 +243,6 @@ fn functions_of<'d, R: object::ReadRef<'d>>(
             .map_err(|e| format!("{}: {e}", file.display()))?;
         list.set_last_size(s.size);
     }
-    let mut names: Vec<(u32, Vec<u8>)> = syms
-        .into_iter()
-        .filter(|s| s.demangled)
-        .filter_map(|s| Some((u32::try_from(s.index).ok()?, s.name)))
-        .collect();
-    names.sort_unstable_by_key(|n| n.0);
     Ok((list, table, DemangledNames { file: None, names }))
 }
 
