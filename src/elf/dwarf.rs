@@ -565,8 +565,8 @@ fn unit_bounds<R: gimli::Reader>(
 /// reads functions, from the raw entries: every other DIE's attributes are
 /// skipped by their forms, not parsed (a third of the time, on libstdc++).
 /// A `DW_AT_low_pc` plus a `DW_AT_high_pc` size past 2^64 is left out:
-/// gimli 0.32 adds the two unchecked (fixed upstream in gimli#895, 0.33,
-/// which drops such a range), addr2line drops it.
+/// gimli's `die_ranges` (0.32 to 0.34) adds the two unchecked, addr2line
+/// drops such a range.
 fn function_bounds<R: gimli::Reader>(
     dwarf: &gimli::Dwarf<R>,
     unit: &gimli::Unit<R>,

@@ -338,7 +338,7 @@ mod tests {
     use super::*;
 
     /// A DIE whose `DW_AT_low_pc` plus `DW_AT_high_pc` size passes 2^64
-    /// (found by the kmod_elf fuzz target): gimli 0.32 adds the two
+    /// (found by the kmod_elf fuzz target): gimli (0.32 to 0.34) adds the two
     /// unchecked, which panics with overflow checks on unless we skip the
     /// DIE. A release build wraps instead, so CI also runs the unit tests
     /// in a debug build (`cargo test --lib` in .ci/run).
