@@ -337,7 +337,7 @@ fn long_options(s: &str) -> Vec<&str> {
 }
 
 /// Options of other programs that the README and guides name beside
-/// ksym's (cargo, perf, LLVM, binutils, dmesg, apt).
+/// ksym's (cargo, perf, LLVM, binutils, dmesg, apt, valgrind).
 const OTHER_PROGRAMS_OPTIONS: &[&str] = &[
     "--inlines",
     "--convert",
@@ -374,6 +374,7 @@ const OTHER_PROGRAMS_OPTIONS: &[&str] = &[
     "--no-show-raw-insn",
     "--print-imm-hex",
     "--only-section",
+    "--fair-sched",
 ];
 
 /// Paths of the Linux tree that the guides name (its scripts our output is
