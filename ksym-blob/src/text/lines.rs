@@ -91,9 +91,28 @@ where
     }
 }
 
+/// The first `\n` of `s`. Up to 24 bytes are tested 8 at a time in a u64
+/// (SWAR) before the SIMD search: a bare address is a line of 8 to 20
+/// bytes, and memchr's dispatch and short-input path cost 113
+/// instructions a line, 4 % of `ksym-resolve`'s on 100k addresses.
 #[inline]
 fn memchr_nl(s: &[u8]) -> Option<usize> {
-    bstr::ByteSlice::find_byte(s, b'\n')
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let mut at = 0;
+    while let Some(word) = s.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+        let x = u64::from_le_bytes(*word) ^ (ONES * u64::from(b'\n'));
+        // A lane's top bit is set for the lowest zero lane; lanes above it
+        // may be set by the borrow, never one below, so the lowest counts.
+        let zero = x.wrapping_sub(ONES) & !x & (ONES << 7);
+        if zero != 0 {
+            return Some(at + zero.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+        if at == 24 {
+            break;
+        }
+    }
+    bstr::ByteSlice::find_byte(&s[at..], b'\n').map(|i| i + at)
 }
 
 #[cfg(test)]
@@ -146,6 +165,18 @@ mod tests {
             assert_eq!(joined, b"0123456789abc\n");
             assert!(got.iter().filter(|g| g.0 == 1).all(|g| !g.1));
             assert_eq!(got.last().unwrap(), &(2, true, b"xy\n".to_vec()));
+        }
+    }
+
+    proptest::proptest! {
+        /// The SWAR head finds what a search byte by byte finds, with
+        /// bytes next to `\n` in value (`\x0b` borrows across lanes).
+        #[test]
+        fn first_newline_is_the_first(s in proptest::collection::vec(
+            proptest::prop_oneof![proptest::strategy::Just(b'\n'), proptest::strategy::Just(0x0b), proptest::strategy::Just(0x09), 0u8..=255],
+            0..40,
+        )) {
+            proptest::prop_assert_eq!(memchr_nl(&s), s.iter().position(|&b| b == b'\n'));
         }
     }
 }

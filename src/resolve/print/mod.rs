@@ -89,12 +89,25 @@ pub(in crate::resolve) fn push_u32(out: &mut Vec<u8>, v: u32) {
     // Digits left-aligned in a fixed 10 bytes, appended whole, then the
     // tail cut, as `hex::push_u64_0x`: itoa's string of its own length was
     // a call to memcpy per number.
+    // Two digits a step, from a table of the 100 pairs: half the
+    // divisions of one digit a step (2.3 M fewer instructions on 100k
+    // addresses of libstdc++).
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let n = v.checked_ilog10().unwrap_or(0) as usize + 1;
     let mut buf = [0u8; 10];
-    let mut x = v;
-    for d in buf[..n].iter_mut().rev() {
-        *d = b'0' + (x % 10) as u8;
-        x /= 10;
+    let (mut x, mut i) = (v, n);
+    while i >= 2 {
+        let r = (x % 100) as usize * 2;
+        x /= 100;
+        buf[i - 2..i].copy_from_slice(&PAIRS[r..r + 2]);
+        i -= 2;
+    }
+    if i == 1 {
+        buf[0] = b'0' + x as u8;
     }
     let len = out.len();
     out.extend_from_slice(&buf);
@@ -563,5 +576,18 @@ mod tests {
         out.clear();
         r.push_function(&mut out, &frame(0));
         assert_eq!(out, b"do_fork");
+    }
+
+    #[test]
+    fn decimals_are_printed_as_format_prints_them() {
+        let mut values = vec![0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 65_535, u32::MAX];
+        values.extend((0..32).map(|k| 1u32 << k));
+        values.extend((1..10).map(|k| 10u32.pow(k) - 1));
+        let mut out = b"x".to_vec();
+        for v in values {
+            out.truncate(1);
+            push_u32(&mut out, v);
+            assert_eq!(out, format!("x{v}").as_bytes());
+        }
     }
 }

@@ -188,6 +188,8 @@ pub struct KallsymsV2<'a> {
     /// The `modules` section's parts, read per lookup by the resolver.
     #[cfg(feature = "modules")]
     modules: Modules<'a>,
+    #[cfg(feature = "sizes")]
+    sizes: sizes::Sizes<'a>,
     stext: Option<u64>,
     etext: Option<u64>,
     einittext: Option<u64>,
@@ -948,6 +950,40 @@ impl<'a> KallsymsV2<'a> {
     #[cfg_attr(feature = "std", inline)]
     pub fn row_symbol_type(&self, j: usize) -> u8 {
         self.symbol_type_of(j)
+    }
+
+    /// The `type_exceptions` entries (FORMAT.md §10.3): `(stored row,
+    /// symbol type)` pairs in stored order, 4 or 8 bytes each as the
+    /// header's flag says. In a blob that passes
+    /// [`verify`](Self::verify) the rows ascend, and a row listed here has
+    /// that type ([`row_symbol_type`](Self::row_symbol_type)'s); any other
+    /// has [`row_type_bit`](Self::row_type_bit)'s. For a caller that keeps a
+    /// type per row: one pass over the entries instead of a binary search
+    /// of them per row (12 steps for libstdc++'s 3,038).
+    pub fn type_exceptions(&self) -> impl Iterator<Item = (usize, u8)> + 'a {
+        let exc = self.sec(SectionId::TypeExceptions);
+        let e = self.type_exception_len();
+        exc.chunks_exact(e).map(move |c| {
+            let w = u32_at(c, 0);
+            if e == 4 {
+                ((w & 0xFF_FFFF) as usize, (w >> 24) as u8)
+            } else {
+                (w as usize, u32_at(c, 4) as u8)
+            }
+        })
+    }
+
+    /// Stored row `j`'s type from the `types` bitvector alone (FORMAT.md
+    /// §10.3): `T` or `t`, what [`row_symbol_type`](Self::row_symbol_type)
+    /// gives for a row that [`type_exceptions`](Self::type_exceptions)
+    /// does not list.
+    #[cfg_attr(feature = "std", inline)]
+    pub fn row_type_bit(&self, j: usize) -> u8 {
+        if get_bit(self.sec(SectionId::Types), j) {
+            b'T'
+        } else {
+            b't'
+        }
     }
 
     /// The module of stored row `j` (FORMAT.md §10.5), `None` for

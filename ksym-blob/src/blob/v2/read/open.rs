@@ -331,6 +331,8 @@ impl<'a> KallsymsV2<'a> {
             tokens,
             #[cfg(feature = "modules")]
             modules: Modules::new(s(SectionId::Modules)),
+            #[cfg(feature = "sizes")]
+            sizes: sizes::Sizes::new(s(SectionId::Sizes)),
             #[cfg(feature = "lines")]
             lines,
             stext: stext.or(Meta::bound_in(meta, 0)),
