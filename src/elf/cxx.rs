@@ -6,26 +6,48 @@
 //! parameters, `{unnamed type#1}` for `#2`), and a profile must not print
 //! a function that does not exist.
 //!
-//! libstdc++.so.6 is linked by its file name, so no `-dev` package is
-//! needed to build: every Debian system has it (apt links it).
+//! libstdc++.so.6 is loaded (`dlopen`) at the first C++ name, not linked:
+//! linked, the dynamic loader relocated it at every start of every tool
+//! (1.9 M instructions, a third of `ksym-resolve`'s fixed cost), though
+//! only packing a C++ binary demangles. Loaded by its file name, so no
+//! `-dev` package is needed: every Debian system has it (apt links it).
+//! Where it cannot be loaded, C++ names stay mangled.
 
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::sync::OnceLock;
 
-#[link(name = "libstdc++.so.6", kind = "dylib", modifiers = "+verbatim")]
-unsafe extern "C" {
-    /// Itanium C++ ABI §3.4 `abi::__cxa_demangle`: a `malloc`ed,
-    /// NUL-terminated demangling of `mangled`, or NULL with `*status`
-    /// non-zero.
-    fn __cxa_demangle(
-        mangled: *const c_char,
-        output: *mut c_char,
-        length: *mut usize,
-        status: *mut c_int,
-    ) -> *mut c_char;
-}
+/// Itanium C++ ABI §3.4 `abi::__cxa_demangle`: a `malloc`ed,
+/// NUL-terminated demangling of `mangled`, or NULL with `*status`
+/// non-zero.
+type CxaDemangle = unsafe extern "C" fn(
+    mangled: *const c_char,
+    output: *mut c_char,
+    length: *mut usize,
+    status: *mut c_int,
+) -> *mut c_char;
 
 unsafe extern "C" {
     fn free(p: *mut c_void);
+}
+
+/// libstdc++'s `__cxa_demangle`, the library loaded once and kept for the
+/// life of the process (so the pointer stays valid); `None` when it does
+/// not load.
+fn cxa_demangle() -> Option<CxaDemangle> {
+    static LOADED: OnceLock<Option<(libloading::Library, CxaDemangle)>> = OnceLock::new();
+    LOADED
+        .get_or_init(|| {
+            // SAFETY: loading libstdc++ runs its initialisers, as linking
+            // it did at every start; the symbol has the C type above
+            // (Itanium C++ ABI §3.4), and the library is never unloaded.
+            unsafe {
+                let lib = libloading::Library::new("libstdc++.so.6").ok()?;
+                let f = *lib.get::<CxaDemangle>(b"__cxa_demangle\0").ok()?;
+                Some((lib, f))
+            }
+        })
+        .as_ref()
+        .map(|&(_, f)| f)
 }
 
 /// The demangling of the Itanium C++ name `mangled` (`_Z…`, no symbol
@@ -36,12 +58,13 @@ pub fn demangle(mangled: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let c = CString::new(mangled).ok()?;
+    let cxa_demangle = cxa_demangle()?;
     let mut status: c_int = 0;
     // SAFETY: `c` is NUL-terminated and outlives the call; NULL output and
     // length ask the demangler to allocate; its result, when not NULL, is
     // a NUL-terminated malloc'ed string, copied and then freed once.
     unsafe {
-        let out = __cxa_demangle(
+        let out = cxa_demangle(
             c.as_ptr(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),

@@ -388,6 +388,29 @@ pub type CrcTable = Table<0>;
 /// (`crc-table`), or none.
 pub static CRC32C: Crc<u32, CrcTable> = Crc::<u32, CrcTable>::new(&CRC_32_ISCSI);
 
+/// The CRC32C (FORMAT.md §9.2) of `parts` one after another: a section's
+/// bytes, or the header and directory around their own CRC field. The
+/// same value as [`CRC32C`]'s; with `std`, computed by the `crc32c` crate
+/// (the CPU's CRC32C instruction where it has one: about 0.1 instruction
+/// a byte, against 3.9 for slice-by-16).
+#[inline]
+pub fn crc32c(parts: &[&[u8]]) -> u32 {
+    #[cfg(feature = "std")]
+    {
+        parts
+            .iter()
+            .fold(0, |crc, p| ::crc32c::crc32c_append(crc, p))
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        let mut d = CRC32C.digest();
+        for p in parts {
+            d.update(p);
+        }
+        d.finalize()
+    }
+}
+
 /// Bits needed to write every value `< n`: 0 for `n <= 1`, whose only
 /// value is 0 (a one-row blob's `addr_to_name` is then empty, FORMAT.md
 /// §10.4).
@@ -704,6 +727,27 @@ mod tests {
         assert!(u64::from_le_bytes(MAGIC) > u64::from(u32::MAX));
         // The published check value of CRC-32C.
         assert_eq!(CRC32C.checksum(b"123456789"), 0xE306_9283);
+        assert_eq!(crc32c(&[b"123456789"]), 0xE306_9283);
+    }
+
+    #[test]
+    fn crc32c_of_parts_is_the_tables_crc_of_their_bytes() {
+        // Lengths around the hardware path's 8-byte steps and its tail.
+        let data: Vec<u8> = (0..4099u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for len in [0, 1, 7, 8, 9, 63, 64, 65, 1000, 4099] {
+            let d = &data[..len];
+            assert_eq!(crc32c(&[d]), CRC32C.checksum(d), "{len}");
+            for cut in [0, len / 3, len] {
+                assert_eq!(
+                    crc32c(&[&d[..cut], &d[cut..]]),
+                    CRC32C.checksum(d),
+                    "{len} at {cut}"
+                );
+            }
+        }
+        assert_eq!(crc32c(&[]), CRC32C.checksum(b""));
     }
 
     #[test]

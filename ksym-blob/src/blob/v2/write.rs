@@ -585,7 +585,7 @@ fn assemble(
     for (s, (_, bytes)) in sections.iter().enumerate() {
         blob.resize(blob.len().div_ceil(8) * 8, 0);
         let d = HEADER_LEN + DIR_ENTRY_LEN * s;
-        blob[d..d + 4].copy_from_slice(&CRC32C.checksum(bytes).to_le_bytes());
+        blob[d..d + 4].copy_from_slice(&crc32c(&[bytes]).to_le_bytes());
         blob[d + 4..d + 8].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
         blob.extend_from_slice(bytes);
     }
@@ -594,10 +594,7 @@ fn assemble(
             bytes: blob.len() as u64,
         }));
     }
-    let mut d = CRC32C.digest();
-    d.update(&blob[..28]);
-    d.update(&blob[32..header_len]);
-    let crc = d.finalize();
+    let crc = crc32c(&[&blob[..28], &blob[32..header_len]]);
     blob[28..32].copy_from_slice(&crc.to_le_bytes());
     crate::blob::readback::read_back_in(list, by_addr, &blob)?;
     Ok(PackedV2 {
@@ -630,14 +627,11 @@ pub fn reseal(blob: &mut [u8]) {
         let len = u32_at(blob, d + 4) as usize;
         end = off.saturating_add(len);
         if let Some(bytes) = blob.get(off..end) {
-            let crc = CRC32C.checksum(bytes);
+            let crc = crc32c(&[bytes]);
             blob[d..d + 4].copy_from_slice(&crc.to_le_bytes());
         }
     }
-    let mut d = CRC32C.digest();
-    d.update(&blob[..28]);
-    d.update(&blob[32..header_len]);
-    let crc = d.finalize();
+    let crc = crc32c(&[&blob[..28], &blob[32..header_len]]);
     blob[28..32].copy_from_slice(&crc.to_le_bytes());
 }
 

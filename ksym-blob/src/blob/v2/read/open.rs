@@ -57,10 +57,11 @@ fn parse_header(blob: &[u8]) -> Result<Header, BlobError> {
             BlobErrorKind::Truncated("section directory"),
         ));
     };
-    let mut d = CRC32C.digest();
-    d.update(header.get(..28).unwrap_or_default());
-    d.update(header.get(32..).unwrap_or_default());
-    if d.finalize() != u32_at(blob, 28) {
+    let parts = [
+        header.get(..28).unwrap_or_default(),
+        header.get(32..).unwrap_or_default(),
+    ];
+    if crc32c(&parts) != u32_at(blob, 28) {
         return Err(err(
             28,
             BlobErrorKind::SectionChecksum {
@@ -120,7 +121,7 @@ fn parse_directory<'a>(
         let bytes = blob
             .get(off..off.saturating_add(len))
             .ok_or(err(off, BlobErrorKind::Truncated(name)))?;
-        if CRC32C.checksum(bytes) != u32_at(blob, at) {
+        if crc32c(&[bytes]) != u32_at(blob, at) {
             return Err(err(off, BlobErrorKind::SectionChecksum { section: name }));
         }
         *slot = bytes;
