@@ -1,14 +1,17 @@
 //! An ELF file read in pieces, as the `object` crate's `ReadCache` reads it
 //! (only the headers and sections asked for, never mapped: a file rewritten
 //! under us cannot raise SIGBUS), except that its string tables (`.strtab`,
-//! `.dynstr`, `.shstrtab`; ELF spec, "String Table") are read whole, once.
-//! `ReadCache` reads each name with its own `lseek` and `read`: 48,000
-//! system calls for libstdc++'s symbols, a fifth of the time its tables
-//! took to read.
+//! `.dynstr`, `.shstrtab`; ELF spec, "String Table") are read whole, once,
+//! and kept here. `ReadCache` reads each name with its own `lseek` and
+//! `read`: 48,000 system calls for libstdc++'s symbols, a fifth of the time
+//! its tables took to read; and finding a whole table in its cache again
+//! for each name (a SipHash map) cost 9 M instructions for libstdc++'s
+//! 25,000 names.
 
-use std::cell::RefCell;
+use std::cell::OnceCell;
 use std::fs::File;
 use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use bstr::ByteSlice;
@@ -17,8 +20,11 @@ use object::{Object, ObjectSection, ReadCache, ReadRef};
 /// An open ELF file: `object::File::parse` it with [`ElfFile::parse`].
 pub(crate) struct ElfFile {
     cache: ReadCache<File>,
-    /// File ranges (bytes) of the string tables, read whole on first use.
-    strings: RefCell<Vec<Range<u64>>>,
+    /// The same file, for the string tables' reads.
+    file: File,
+    /// The string tables, found by [`ElfFile::parse`]: each one's file
+    /// range (bytes) and its bytes, read whole on first use.
+    strings: OnceCell<Vec<(Range<u64>, OnceCell<Box<[u8]>>)>>,
 }
 
 impl ElfFile {
@@ -26,9 +32,11 @@ impl ElfFile {
     ///
     /// Errors: the file cannot be opened.
     pub(crate) fn open(path: &Path) -> std::io::Result<Self> {
+        let file = File::open(path)?;
         Ok(ElfFile {
-            cache: ReadCache::new(File::open(path)?),
-            strings: RefCell::new(Vec::new()),
+            cache: ReadCache::new(file.try_clone()?),
+            file,
+            strings: OnceCell::new(),
         })
     }
 
@@ -38,13 +46,34 @@ impl ElfFile {
     pub(crate) fn parse(&self) -> object::Result<object::File<'_, &Self>> {
         let obj = object::File::parse(self)?;
         // Found by name through the slow path, a few section names each.
-        let tables: Vec<Range<u64>> = [".shstrtab", ".strtab", ".dynstr"]
+        let tables = [".shstrtab", ".strtab", ".dynstr"]
             .iter()
             .filter_map(|name| obj.section_by_name(name)?.file_range())
-            .map(|(offset, size)| offset..offset.saturating_add(size))
+            .map(|(offset, size)| (offset..offset.saturating_add(size), OnceCell::new()))
             .collect();
-        self.strings.borrow_mut().extend(tables);
+        // A second parse finds the same tables.
+        let _ = self.strings.set(tables);
         Ok(obj)
+    }
+
+    /// The bytes of string table `range`, read whole the first time.
+    fn table<'s>(&'s self, range: &Range<u64>, bytes: &'s OnceCell<Box<[u8]>>) -> Result<&'s [u8], ()> {
+        if let Some(b) = bytes.get() {
+            return Ok(b);
+        }
+        // Within the file, as `ReadCache` checks, so that a forged size
+        // fails here instead of asking the allocator for it.
+        if range.end > (&self.cache).len()? {
+            return Err(());
+        }
+        let len = usize::try_from(range.end - range.start).map_err(|_| ())?;
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(len).map_err(|_| ())?;
+        buf.resize(len, 0);
+        self.file
+            .read_exact_at(&mut buf, range.start)
+            .map_err(|_| ())?;
+        Ok(bytes.get_or_init(|| buf.into_boxed_slice()))
     }
 }
 
@@ -58,17 +87,15 @@ impl<'a> ReadRef<'a> for &'a ElfFile {
     }
 
     fn read_bytes_at_until(self, range: Range<u64>, delimiter: u8) -> Result<&'a [u8], ()> {
-        let table = self
-            .strings
-            .borrow()
-            .iter()
-            .find(|t| t.start <= range.start && range.end <= t.end)
-            .cloned();
-        let Some(t) = table else {
+        let table = self.strings.get().and_then(|tables| {
+            tables
+                .iter()
+                .find(|(t, _)| t.start <= range.start && range.end <= t.end)
+        });
+        let Some((t, bytes)) = table else {
             return (&self.cache).read_bytes_at_until(range, delimiter);
         };
-        // Cached by `ReadCache` under this exact range: read once.
-        let whole = (&self.cache).read_bytes_at(t.start, t.end - t.start)?;
+        let whole = self.table(t, bytes)?;
         let from = usize::try_from(range.start - t.start).map_err(|_| ())?;
         let to = usize::try_from(range.end - t.start).map_err(|_| ())?;
         let rest = whole.get(from..to).ok_or(())?;
@@ -89,7 +116,7 @@ mod tests {
         let exe = std::env::current_exe().unwrap();
         let file = ElfFile::open(&exe).unwrap();
         let obj = file.parse().unwrap();
-        assert!(!file.strings.borrow().is_empty());
+        assert!(!file.strings.get().unwrap().is_empty());
         let plain = ReadCache::new(File::open(&exe).unwrap());
         let reference = object::File::parse(&plain).unwrap();
         fn names<'d, R: ReadRef<'d>>(o: &object::File<'d, R>) -> Vec<Vec<u8>> {
