@@ -205,7 +205,10 @@ mod tests {
                     .unwrap();
                 a += 16;
             }
-            l.push(a, b'T', format!("fn_{i:04}").as_bytes()).unwrap();
+            // Weak and local ones among them: type exceptions (W, w) and
+            // the other bit (t).
+            let ty = [b'T', b'W', b't', b'w'][(i % 11 % 4) as usize];
+            l.push(a, ty, format!("fn_{i:04}").as_bytes()).unwrap();
             if i % 9 == 0 {
                 l.push(a, b'T', format!("alias_{i}").as_bytes()).unwrap();
             }
@@ -226,6 +229,12 @@ mod tests {
                 );
             }
         }
+        // Types set from the exceptions at the start, the others read
+        // when asked: each as the blob's binary search finds it, twice.
+        for j in (0..v.stored()).chain(0..v.stored()) {
+            assert_eq!(t.symbol_type(j, &v), v.row_symbol_type(j), "row {j}");
+        }
+        assert!(v.type_exceptions().count() > 100);
         // Rows in an order that fills buckets from their middle; each name
         // twice (decoded, then from the arena), with and without `__pfx_`.
         for j in (0..v.stored()).rev().step_by(3).chain(0..v.stored()) {
