@@ -22,10 +22,13 @@ pub(crate) struct ElfFile {
     cache: ReadCache<File>,
     /// The same file, for the string tables' reads.
     file: File,
-    /// The string tables, found by [`ElfFile::parse`]: each one's file
-    /// range (bytes) and its bytes, read whole on first use.
-    strings: OnceCell<Vec<(Range<u64>, OnceCell<Box<[u8]>>)>>,
+    /// The string tables, found by [`ElfFile::parse`].
+    strings: OnceCell<Vec<StringTable>>,
 }
+
+/// A string table's file range (bytes) and its bytes, read whole on first
+/// use.
+type StringTable = (Range<u64>, OnceCell<Box<[u8]>>);
 
 impl ElfFile {
     /// The file at `path`, nothing read yet.
@@ -57,7 +60,11 @@ impl ElfFile {
     }
 
     /// The bytes of string table `range`, read whole the first time.
-    fn table<'s>(&'s self, range: &Range<u64>, bytes: &'s OnceCell<Box<[u8]>>) -> Result<&'s [u8], ()> {
+    fn table<'s>(
+        &'s self,
+        range: &Range<u64>,
+        bytes: &'s OnceCell<Box<[u8]>>,
+    ) -> Result<&'s [u8], ()> {
         if let Some(b) = bytes.get() {
             return Ok(b);
         }
