@@ -7,9 +7,9 @@
 //! a function that does not exist.
 //!
 //! libstdc++.so.6 is loaded (`dlopen`) at the first C++ name, not linked:
-//! linked, the dynamic loader relocated it at every start of every tool
-//! (1.9 M instructions, a third of `ksym-resolve`'s fixed cost), though
-//! only packing a C++ binary demangles. Loaded by its file name, so no
+//! linked, the dynamic loader relocated it at every start of `ksym-pack`
+//! and `ksym-resolve` (1.6 M instructions, a third of `ksym-resolve`'s
+//! fixed cost), though only packing a C++ binary demangles. Loaded by its file name, so no
 //! `-dev` package is needed: every Debian system has it (apt links it).
 //! Where it cannot be loaded, C++ names stay mangled.
 
