@@ -963,14 +963,7 @@ impl<'a> KallsymsV2<'a> {
     pub fn type_exceptions(&self) -> impl Iterator<Item = (usize, u8)> + 'a {
         let exc = self.sec(SectionId::TypeExceptions);
         let e = self.type_exception_len();
-        exc.chunks_exact(e).map(move |c| {
-            let w = u32_at(c, 0);
-            if e == 4 {
-                ((w & 0xFF_FFFF) as usize, (w >> 24) as u8)
-            } else {
-                (w as usize, u32_at(c, 4) as u8)
-            }
-        })
+        (0..exc.len() / e).map(move |k| exception_entry(exc, e, k))
     }
 
     /// Stored row `j`'s type from the `types` bitvector alone (FORMAT.md
@@ -1017,16 +1010,21 @@ impl<'a> KallsymsV2<'a> {
 /// u32, type: u32}`.
 #[cfg_attr(feature = "fast-lookup", inline(always))]
 fn exception_type(exc: &[u8], j: usize, e: usize) -> Option<u8> {
-    let mask = if e == 4 { 0xFF_FFFF } else { u32::MAX };
-    let row_of = |k: usize| (u32_at(exc, e * k) & mask) as usize;
     let n = exc.len() / e;
     // Branchless: a stream's rows are random, the compares unpredictable.
-    let k = partition_point(n, |m| row_of(m) < j);
-    (k < n && row_of(k) == j).then(|| {
-        if e == 4 {
-            (u32_at(exc, 4 * k) >> 24) as u8
-        } else {
-            u32_at(exc, 8 * k + 4) as u8
-        }
-    })
+    let k = partition_point(n, |m| exception_entry(exc, e, m).0 < j);
+    let (row, t) = exception_entry(exc, e, k);
+    (k < n && row == j).then_some(t)
+}
+
+/// Entry `k` of a `type_exceptions` section of `e`-byte entries
+/// (FORMAT.md §10.3) as `(stored row, symbol type)`.
+#[cfg_attr(feature = "fast-lookup", inline(always))]
+fn exception_entry(exc: &[u8], e: usize, k: usize) -> (usize, u8) {
+    let w = u32_at(exc, e * k);
+    if e == 4 {
+        ((w & 0xFF_FFFF) as usize, (w >> 24) as u8)
+    } else {
+        (w as usize, u32_at(exc, 8 * k + 4) as u8)
+    }
 }
