@@ -3,9 +3,10 @@
 //! blob's `lines` section (docs/FORMAT.md §15).
 //!
 //! gimli's crates do the DWARF work (`object` finds the sections, `gimli`
-//! parses them, `addr2line` answers "which frames at this address"); this
-//! module only decides where the answer can change and records it once per
-//! change. Every address where the answer may differ from its predecessor's
+//! parses them; the frames at an address are `addr2line`'s answer, or the
+//! same answer from `super::frames`' model of every unit, read in the one
+//! pass that finds the boundaries); this module only decides where the
+//! answer can change and records it once per change. Every address where the answer may differ from its predecessor's
 //! is a *boundary*: a line-table row, a sequence end, the start or end of a
 //! subprogram's or inlined subroutine's range, the edge of an executable
 //! section. Between two boundaries every address has the frames of the first
@@ -23,6 +24,8 @@ use std::path::Path;
 
 use object::{Object, ObjectKind, ObjectSection, SectionFlags};
 
+use super::frames::model::{Model, UnitBounds};
+use super::frames::{Addr2line, FrameSource};
 use super::functions::SharedDemangled;
 use super::intern::merge;
 pub(crate) use super::sweep::OuterName;
@@ -69,6 +72,10 @@ pub struct DwarfStats {
     /// so the whole frames were asked for (the others asked addr2line for
     /// the location alone).
     pub edges: usize,
+    /// The frames came from the model read in the boundary walk's pass
+    /// (`super::frames`), not from addr2line (split DWARF, or DWARF on
+    /// which that pass met an error).
+    pub modelled: bool,
     /// Addresses of the ELF file's function, data and untyped symbols,
     /// ascending: a caller checks that the symbols it packs beside the
     /// lines come from the same file ([`symbols_match`]).
@@ -269,13 +276,15 @@ fn table_of<'d, R: object::ReadRef<'d>>(
         split_missing: split_files.missing.clone(),
         ..DwarfStats::default()
     };
-    let mut found = boundaries(
+    // The reference (`every_frame`) asks addr2line itself.
+    let (mut found, model) = boundaries(
         &dwarf,
         &split_of,
         &exec,
         &symtab,
         discriminators,
         &mut stats,
+        !every_frame,
     )
     .map_err(dwarf_err)?;
     if every_frame {
@@ -283,20 +292,37 @@ fn table_of<'d, R: object::ReadRef<'d>>(
     }
     stats.boundaries = found.bounds.len();
     stats.edges = found.edges.len();
+    stats.modelled = model.is_some();
     stats.symbol_addresses = symtab.syms.iter().map(|s| s.0).collect();
-    // One addr2line context per piece over the one view of the sections
-    // (a context parses only the units its addresses reach).
-    let context = || addr2line::Context::from_arc_dwarf(std::sync::Arc::clone(&dwarf));
-    let table = sweep_in_pieces(
-        context,
-        &split_of,
-        &found,
-        sharing.unwrap_or_else(|| (default_pieces(found.bounds.len()), MIN_PIECE)),
-        &exec,
-        &symtab,
-        OuterName::SymbolTable,
-    )
+    let sharing = sharing.unwrap_or_else(|| (default_pieces(found.bounds.len()), MIN_PIECE));
+    let table = match &model {
+        // Every worker reads the one model.
+        Some(m) => sweep_in_pieces(
+            || Ok(m),
+            &found,
+            sharing,
+            &exec,
+            &symtab,
+            OuterName::SymbolTable,
+        ),
+        // Else one addr2line context per worker over the one view of the
+        // sections (a context parses only the units its addresses reach).
+        None => sweep_in_pieces(
+            || {
+                Ok(Addr2line {
+                    ctx: addr2line::Context::from_arc_dwarf(std::sync::Arc::clone(&dwarf))?,
+                    split: &split_of,
+                })
+            },
+            &found,
+            sharing,
+            &exec,
+            &symtab,
+            OuterName::SymbolTable,
+        ),
+    }
     .map_err(dwarf_err)?;
+    drop(model);
     crate::reclaim::drop_later(symtab);
     Ok((table, stats))
 }
@@ -313,9 +339,8 @@ fn table_of<'d, R: object::ReadRef<'d>>(
 /// Debian's vmlinux and 2 cores, 0.74x one worker's time for 1.21x its
 /// peak memory (docs/lines-and-modules.md).
 #[allow(clippy::too_many_arguments)]
-fn sweep_in_pieces<R, F>(
+fn sweep_in_pieces<R, S, F>(
     context: F,
-    split: SplitOf<'_, R>,
     found: &Boundaries,
     (workers, min_piece): (usize, usize),
     exec: &[(u64, u64)],
@@ -324,10 +349,11 @@ fn sweep_in_pieces<R, F>(
 ) -> Result<SourceTable, gimli::Error>
 where
     R: gimli::Reader,
-    F: Fn() -> Result<addr2line::Context<R>, gimli::Error> + Sync,
+    S: FrameSource<R>,
+    F: Fn() -> Result<S, gimli::Error> + Sync,
 {
     let bounds = &found.bounds[..];
-    let walk = |ctx: &addr2line::Context<R>, piece: &mut dyn Iterator<Item = u64>| {
+    let walk = |ctx: &S, piece: &mut dyn Iterator<Item = u64>| {
         let at = Sweep {
             exec,
             edges: &found.edges,
@@ -335,7 +361,7 @@ where
             discriminators: &found.discriminators,
             outer_name,
         };
-        sweep(ctx, split, piece, &at)
+        sweep(ctx, piece, &at)
     };
     if workers <= 1 || bounds.len() < 2 {
         return Ok(walk(&context()?, &mut bounds.iter().copied())?.table);
@@ -395,7 +421,8 @@ fn boundaries<R>(
     symtab: &SymbolTable,
     discriminators: bool,
     stats: &mut DwarfStats,
-) -> gimli::Result<Boundaries>
+    model: bool,
+) -> gimli::Result<(Boundaries, Option<Model<R>>)>
 where
     R: gimli::Reader + Send + Sync,
     R::Offset: Send + Sync,
@@ -424,24 +451,41 @@ where
         }
     }
     let mut e = b.clone();
-    let mut headers = Vec::new();
-    let mut units = dwarf.units();
-    while let Some(header) = units.next()? {
-        headers.push(header);
-    }
-    // Units are read on every core (feature `parallel`), their parts
-    // joined in unit order: the table one walk in order gives.
-    let one = |header| unit_bounds(dwarf, split, header, &keep, discriminators);
-    #[cfg(feature = "parallel")]
-    let parts: Vec<UnitBounds> = {
-        use rayon::prelude::*;
-        headers
-            .into_par_iter()
-            .map(one)
-            .collect::<gimli::Result<_>>()?
+    // One pass per unit reads its boundaries and what the sweep asks
+    // (the model); where the model does not apply or meets an error,
+    // addr2line answers, and the boundaries are read alone.
+    let built = if model {
+        super::frames::model::build(dwarf, &keep, discriminators)
+            .ok()
+            .flatten()
+    } else {
+        None
     };
-    #[cfg(not(feature = "parallel"))]
-    let parts: Vec<UnitBounds> = headers.into_iter().map(one).collect::<gimli::Result<_>>()?;
+    let (parts, model) = match built {
+        Some((m, parts)) => (parts, Some(m)),
+        None => {
+            let mut headers = Vec::new();
+            let mut units = dwarf.units();
+            while let Some(header) = units.next()? {
+                headers.push(header);
+            }
+            // Units are read on every core (feature `parallel`), their
+            // parts joined in unit order: the table one walk in order gives.
+            let one = |header| unit_bounds(dwarf, split, header, &keep, discriminators);
+            #[cfg(feature = "parallel")]
+            let parts: Vec<UnitBounds> = {
+                use rayon::prelude::*;
+                headers
+                    .into_par_iter()
+                    .map(one)
+                    .collect::<gimli::Result<_>>()?
+            };
+            #[cfg(not(feature = "parallel"))]
+            let parts: Vec<UnitBounds> =
+                headers.into_iter().map(one).collect::<gimli::Result<_>>()?;
+            (parts, None)
+        }
+    };
     b.sort_unstable();
     e.sort_unstable();
     b.reserve(parts.iter().map(|p| p.bounds.len() + p.edges.len()).sum());
@@ -456,13 +500,14 @@ where
         disc.extend(p.disc);
     }
     // Runs already sorted (each unit's, the symbols'), mostly in address
-    // order: a run-adaptive sort merges them.
-    b.sort();
-    b.dedup();
-    e.sort();
-    e.dedup();
+    // order: a run-adaptive sort merges them, the three lists at once.
+    let sorted = |v: &mut Vec<u64>| {
+        v.sort();
+        v.dedup();
+    };
+    let both = || join(|| sorted(&mut b), || sorted(&mut e));
     // Stable: at one address, the later row (table order) wins.
-    disc.sort_by_key(|d| d.0);
+    join(both, || disc.sort_by_key(|d| d.0));
     let mut steps: Vec<(u64, u32)> = Vec::with_capacity(disc.len());
     for d in disc {
         match steps.last_mut() {
@@ -470,23 +515,14 @@ where
             _ => steps.push(d),
         }
     }
-    Ok(Boundaries {
-        bounds: b,
-        edges: e,
-        discriminators: steps,
-    })
-}
-
-/// One unit's part of [`boundaries`].
-struct UnitBounds {
-    /// Its line rows that are not edges, sorted.
-    bounds: Vec<u64>,
-    /// Its edges ([`Boundaries::edges`]), sorted.
-    edges: Vec<u64>,
-    /// (address, discriminator) of its line rows, in row order.
-    disc: Vec<(u64, u32)>,
-    /// A skeleton unit of split DWARF.
-    split: bool,
+    Ok((
+        Boundaries {
+            bounds: b,
+            edges: e,
+            discriminators: steps,
+        },
+        model,
+    ))
 }
 
 /// The boundaries of the unit at `header`, sorted: its line rows, and as
@@ -554,6 +590,15 @@ fn unit_bounds<R: gimli::Reader>(
         disc,
         split: unit.dwo_id.is_some(),
     })
+}
+
+/// `a` and `b` on two cores (feature `parallel`), else one after the
+/// other.
+fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+    #[cfg(feature = "parallel")]
+    return rayon::join(a, b);
+    #[cfg(not(feature = "parallel"))]
+    (a(), b())
 }
 
 /// The starts and ends of `unit`'s subprograms and inlined subroutines,
@@ -673,8 +718,11 @@ where
 {
     let mut stats = DwarfStats::default();
     // A kernel module's DWARF is never split.
-    let found = boundaries(&dwarf, &|_, _| None, exec, symtab, true, &mut stats)?;
-    let ctx = addr2line::Context::from_dwarf(dwarf)?;
+    let (found, _) = boundaries(&dwarf, &|_, _| None, exec, symtab, true, &mut stats, false)?;
+    let ctx = Addr2line {
+        ctx: addr2line::Context::from_dwarf(dwarf)?,
+        split: &|_, _| None,
+    };
     let at = Sweep {
         exec,
         edges: &found.edges,
@@ -682,7 +730,7 @@ where
         discriminators: &found.discriminators,
         outer_name: outer,
     };
-    let swept = sweep(&ctx, &|_, _| None, &mut found.bounds.iter().copied(), &at)?;
+    let swept = sweep(&ctx, &mut found.bounds.iter().copied(), &at)?;
     Ok((swept.table, stats.units, found.bounds.len()))
 }
 
@@ -811,6 +859,8 @@ mod tests {
             // binary, and for some of gcc's.
             assert!(stats.edges < stats.boundaries, "{stats:?}");
             assert_eq!(every_stats.edges, every_stats.boundaries);
+            // The model answered, and addr2line the reference.
+            assert!(stats.modelled && !every_stats.modelled);
             assert!(fast.rows.len() > 20, "{}", fast.rows.len());
             assert_eq!(fast.rows, every.rows, "{path:?} {sharing:?}");
             assert_eq!(fast.nodes, every.nodes);

@@ -12,6 +12,8 @@
 //! - [`debugfile`]: a stripped binary's separate debug file (build-id,
 //!   `.gnu_debuglink`);
 //! - [`dwarf`]: DWARF line programs and inline trees to a source table;
+//! - `frames`: the frames at an address, from addr2line or from a model
+//!   of every unit read in the boundary walk's one pass;
 //! - `intern`: the source table's ids, and a cut sweep's pieces merged;
 //! - `split`: the `.dwo` files and `.dwp` package of split DWARF;
 //! - `sweep`: the frames at each boundary, interned into a source table;
@@ -31,6 +33,7 @@ pub mod cxx;
 pub mod debugfile;
 pub mod dwarf;
 pub(crate) mod file;
+pub(crate) mod frames;
 pub mod functions;
 pub(crate) mod intern;
 pub mod kmod;

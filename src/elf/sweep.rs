@@ -1,5 +1,5 @@
-//! The sweep: a source table built by asking `addr2line` for the frames
-//! at each boundary (where the frames may change, found by `dwarf.rs`),
+//! The sweep: a source table built by asking for the frames (addr2line's,
+//! or the same from `super::frames`' model) at each boundary (where the frames may change, found by `dwarf.rs`),
 //! each frame's names, files and inline nodes interned as they come, the
 //! outermost frame named from the symbol table ([`super::symtab`]) as
 //! llvm-symbolizer names it (docs/FORMAT.md §15).
@@ -13,6 +13,7 @@
 
 use std::borrow::Cow;
 
+use super::frames::FrameSource;
 use super::intern::{Interner, Map, Swept};
 use super::symtab::SymbolTable;
 use crate::blob::v2::source_lines::write::{InlineNode, LineRow, SourceTable};
@@ -44,7 +45,7 @@ pub(crate) enum OuterName {
 /// once per `.debug_str` place (`name_at`); "" for a function DIE without
 /// a name, `u32::MAX` for a location without a function DIE.
 fn dwarf_name<R: gimli::Reader>(
-    function: Option<addr2line::FunctionName<R>>,
+    function: Option<R>,
     has_die: bool,
     strings: &mut Interner,
     name_at: &mut Map<(usize, usize), u32>,
@@ -55,7 +56,7 @@ fn dwarf_name<R: gimli::Reader>(
     };
     // The bytes, not addr2line's `raw_name` (which checks UTF-8 on every
     // frame): names are bytes in the blob.
-    let raw = n.name.to_slice()?;
+    let raw = n.to_slice()?;
     // A name borrowed from .debug_str is the same bytes at the same place
     // for every frame of its function.
     let at = match &raw {
@@ -90,9 +91,8 @@ pub(super) struct Sweep<'a> {
 /// Builds the table: asks `addr2line` for the frames at each boundary of
 /// `bounds` (ascending), or between two of `at.edges` for the innermost
 /// location alone.
-pub(super) fn sweep<R: gimli::Reader>(
-    ctx: &addr2line::Context<R>,
-    split: SplitOf<'_, R>,
+pub(super) fn sweep<R: gimli::Reader, S: FrameSource<R>>(
+    src: &S,
     bounds: &mut dyn Iterator<Item = u64>,
     at: &Sweep<'_>,
 ) -> Result<Swept, gimli::Error> {
@@ -115,6 +115,7 @@ pub(super) fn sweep<R: gimli::Reader>(
     let mut name_at: Map<(usize, usize), u32> = Map::default();
     // Frames of one address, outermost first: (function, call site).
     let mut chain: Vec<(u32, u32, u32, u32)> = Vec::new();
+    let mut frames = Vec::new();
 
     // addr2line hands out each path from its unit's file table, the same
     // bytes at the same place on every frame: known by that place, a path
@@ -173,7 +174,7 @@ pub(super) fn sweep<R: gimli::Reader>(
                 // The unit addr2line answered from is still the first with
                 // an answer (no unit's lines start or stop here), so the
                 // first unit with a location is it.
-                if let Some(l) = ctx.find_location(addr)? {
+                if let Some(l) = src.location(addr)? {
                     let row = LineRow {
                         address: addr,
                         file: file_id(l.file, &mut strings),
@@ -194,20 +195,12 @@ pub(super) fn sweep<R: gimli::Reader>(
                 break 'row (row, located);
             }
             chain.clear();
-            let mut lookup = ctx.find_frames(addr);
-            let mut frames = loop {
-                match lookup {
-                    addr2line::LookupResult::Output(frames) => break frames?,
-                    addr2line::LookupResult::Load { load, continuation } => {
-                        let d = split(load.dwo_id, &load.parent).map(std::sync::Arc::new);
-                        lookup = addr2line::LookupContinuation::resume(continuation, d);
-                    }
-                }
-            };
+            frames.clear();
+            src.frames(addr, &mut frames)?;
             let mut innermost: Option<(u32, u32, u32)> = None;
             let mut first = true;
             let mut outer_fn = None;
-            while let Some(f) = frames.next()? {
+            for f in frames.drain(..) {
                 let (file, line, col) = match &f.location {
                     Some(l) => (
                         file_id(l.file, &mut strings),
@@ -242,7 +235,7 @@ pub(super) fn sweep<R: gimli::Reader>(
                     )?;
                 }
                 chain.push((u32::MAX, 0, 0, 0));
-                outer_fn = Some((f.function, f.dw_die_offset.is_some()));
+                outer_fn = Some((f.name, f.has_die));
             }
             if let Some((file, line, col)) = innermost {
                 row.file = file;

@@ -1,0 +1,329 @@
+//! Every unit's line table, functions and inline trees, read in one pass
+//! per unit (on every core), answering as addr2line 0.27's `Context`
+//! answers: its choice of unit (`unit.rs`: `ResUnits::parse` and
+//! `find_range`), function, inline chain and location.
+
+use super::dies::{self, Functions, Inlined};
+use super::lines::{Lines, RowBounds};
+use super::{Frame, FrameSource};
+
+/// One unit's part of the boundary walk (`dwarf::boundaries`): its line
+/// rows that are not edges, its edges, its rows' discriminators, whether
+/// it is a skeleton unit.
+pub(crate) struct UnitBounds {
+    pub bounds: Vec<u64>,
+    pub edges: Vec<u64>,
+    pub disc: Vec<(u64, u32)>,
+    pub split: bool,
+}
+
+/// A unit's range, addr2line's `UnitRange`.
+struct UnitRange {
+    unit: usize,
+    /// The least start of this and every later range (in the sort by
+    /// end): the search stops where the probe is below it.
+    min_begin: u64,
+    range: gimli::Range,
+}
+
+/// What addr2line keeps of a unit to answer from it.
+struct Unit<R: gimli::Reader> {
+    lines: Option<Lines<R>>,
+    functions: Functions<R>,
+}
+
+/// The frames of every address, as addr2line answers them, without its
+/// lazy parse: every unit was read when the boundaries were found.
+pub(crate) struct Model<R: gimli::Reader> {
+    ranges: Box<[UnitRange]>,
+    units: Box<[Unit<R>]>,
+}
+
+/// A unit as the first pass leaves it.
+struct Read<R: gimli::Reader> {
+    unit: gimli::Unit<R>,
+    /// Its `.debug_info` offset where addr2line keeps it (not a type unit,
+    /// a root DIE that is not null).
+    kept: Option<gimli::DebugInfoOffset<R::Offset>>,
+    /// Its ranges are to be found (not a partial unit).
+    ranged: bool,
+    lines: Option<Lines<R>>,
+    rows: RowBounds,
+}
+
+/// Reads every unit of `dwarf` once: the [`Model`] and, in unit order,
+/// each unit's [`UnitBounds`] (the rows, and the edges that `keep` keeps,
+/// as `dwarf::boundaries` takes them). `Ok(None)` where the model does not
+/// apply: split DWARF (its skeletons' DIEs are elsewhere) or a
+/// supplementary file.
+///
+/// Errors: malformed DWARF anywhere in it (addr2line, which reads lazily,
+/// may not meet the same error): the caller then asks addr2line itself.
+pub(crate) fn build<R>(
+    dwarf: &gimli::Dwarf<R>,
+    keep: &(impl Fn(u64) -> bool + Sync),
+    discriminators: bool,
+) -> gimli::Result<Option<(Model<R>, Vec<UnitBounds>)>>
+where
+    R: gimli::Reader + Send + Sync,
+    R::Offset: Send + Sync,
+{
+    if dwarf.sup.is_some() {
+        return Ok(None);
+    }
+    let mut headers = Vec::new();
+    let mut units = dwarf.units();
+    while let Some(h) = units.next()? {
+        headers.push(h);
+    }
+    let first = |header: gimli::UnitHeader<R>| -> gimli::Result<Read<R>> {
+        let (kind, offset) = (header.type_(), header.debug_info_offset());
+        let unit = dwarf.unit(header)?;
+        let mut rows = RowBounds::default();
+        let lines = match unit.line_program.clone() {
+            Some(p) => Some(Lines::read(
+                dwarf,
+                &unit,
+                p,
+                keep,
+                discriminators,
+                &mut rows,
+            )?),
+            None => None,
+        };
+        let typed = matches!(
+            kind,
+            gimli::UnitType::Type { .. } | gimli::UnitType::SplitType { .. }
+        );
+        let ranged = kind != gimli::UnitType::Partial;
+        // addr2line passes over a unit whose root DIE is null.
+        let null_root = ranged && unit.entries_raw(None)?.read_abbreviation()?.is_none();
+        let kept = offset.filter(|_| !typed && !null_root);
+        Ok(Read {
+            unit,
+            kept,
+            ranged,
+            lines,
+            rows,
+        })
+    };
+    let read: Vec<Read<R>> = map(headers, first)?;
+    if read.iter().any(|r| r.unit.dwo_id.is_some()) {
+        return Ok(None);
+    }
+    let index: Vec<_> = read
+        .iter()
+        .filter_map(|r| Some((r.kept?, &r.unit)))
+        .collect();
+    let second = |r: &Read<R>| -> gimli::Result<(Functions<R>, Vec<u64>)> {
+        let mut edges = Vec::new();
+        let f = dies::read(dwarf, &r.unit, &index, keep, &mut edges)?;
+        Ok((f, edges))
+    };
+    let functions: Vec<(Functions<R>, Vec<u64>)> = map(read.iter().collect(), second)?;
+    drop(index);
+    let ranges = unit_ranges(dwarf, &read)?;
+    let mut units = Vec::new();
+    let mut parts = Vec::with_capacity(read.len());
+    for (r, (f, mut edges)) in read.into_iter().zip(functions) {
+        let RowBounds {
+            mut bounds,
+            edges: row_edges,
+            disc,
+        } = r.rows;
+        edges.extend(row_edges);
+        // Sorted here, on every core would be better; the units' lists
+        // are merged after.
+        bounds.sort_unstable();
+        bounds.dedup();
+        edges.sort_unstable();
+        edges.dedup();
+        parts.push(UnitBounds {
+            bounds,
+            edges,
+            disc,
+            split: false,
+        });
+        if r.kept.is_some() {
+            units.push(Unit {
+                lines: r.lines,
+                functions: f,
+            });
+        }
+    }
+    Ok(Some((
+        Model {
+            ranges,
+            units: units.into_boxed_slice(),
+        },
+        parts,
+    )))
+}
+
+/// `f` of every item, on every core (feature `parallel`), in order; the
+/// first error.
+fn map<T: Send, U: Send>(
+    items: Vec<T>,
+    f: impl Fn(T) -> gimli::Result<U> + Sync + Send,
+) -> gimli::Result<Vec<U>> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        items.into_par_iter().map(f).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        items.into_iter().map(f).collect()
+    }
+}
+
+/// The units' ranges as addr2line's `ResUnits::parse` finds them, sorted
+/// as it sorts them: a unit's `DW_AT_ranges`, else its `.debug_aranges`
+/// sets, else its `DW_AT_low_pc` and `DW_AT_high_pc`, else its line
+/// sequences.
+fn unit_ranges<R: gimli::Reader>(
+    dwarf: &gimli::Dwarf<R>,
+    read: &[Read<R>],
+) -> gimli::Result<Box<[UnitRange]>> {
+    let mut aranges = Vec::new();
+    let mut sets = dwarf.debug_aranges.headers();
+    while let Some(set) = sets.next()? {
+        aranges.push((set.debug_info_offset(), set.offset()));
+    }
+    aranges.sort_unstable_by_key(|a| a.0);
+    let mut out = Vec::new();
+    let kept = read.iter().filter(|r| r.kept.is_some());
+    for (id, r) in kept.enumerate() {
+        let offset = r.kept.expect("kept");
+        let mut need = r.ranged;
+        if need {
+            let mut entries = r.unit.entries_raw(None)?;
+            let abbrev = entries.read_abbreviation()?.expect("a kept unit's root");
+            let mut ranges = dies::RangeAttrs::default();
+            for &spec in abbrev.attributes() {
+                let attr = entries.read_attribute(spec)?;
+                ranges.take(dwarf, &r.unit, &attr)?;
+            }
+            let set = match ranges.ranges {
+                Some(_) => None,
+                None => aranges.binary_search_by_key(&offset, |a| a.0).ok(),
+            };
+            if let Some(mut i) = set {
+                // Several sets for one unit have been seen.
+                while i > 0 && aranges[i - 1].0 == offset {
+                    i -= 1;
+                }
+                for &(_, at) in aranges[i..].iter().take_while(|a| a.0 == offset) {
+                    let mut entries = dwarf.debug_aranges.header(at)?.entries();
+                    while let Some(e) = entries.next().transpose() {
+                        // Errors are passed over, as addr2line passes them
+                        // (the iterator ends after one it cannot step over).
+                        let Ok(e) = e else { continue };
+                        if e.length() != 0 {
+                            out.push(UnitRange {
+                                unit: id,
+                                min_begin: 0,
+                                range: e.range(),
+                            });
+                            need = false;
+                        }
+                    }
+                }
+            }
+            if need {
+                need = !ranges.for_each(dwarf, &r.unit, |range| {
+                    out.push(UnitRange {
+                        unit: id,
+                        min_begin: 0,
+                        range,
+                    })
+                })?;
+            }
+        }
+        if need && let Some(lines) = &r.lines {
+            for range in lines.ranges() {
+                out.push(UnitRange {
+                    unit: id,
+                    min_begin: 0,
+                    range,
+                });
+            }
+        }
+    }
+    out.sort_unstable_by_key(|u| (u.range.end, u.unit));
+    let mut min = u64::MAX;
+    for u in out.iter_mut().rev() {
+        min = min.min(u.range.begin);
+        u.min_begin = min;
+    }
+    Ok(out.into_boxed_slice())
+}
+
+impl<R: gimli::Reader> Model<R> {
+    /// The units whose ranges hold `probe`, in addr2line's order (the same
+    /// unit may come more than once).
+    fn units_at(&self, probe: u64) -> impl Iterator<Item = &Unit<R>> {
+        let pos = match self.ranges.binary_search_by_key(&probe, |u| u.range.end) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        };
+        self.ranges[pos..]
+            .iter()
+            // addr2line's `probe + 1`, wrapping in a release build.
+            .take_while(move |u| probe.wrapping_add(1) > u.min_begin)
+            .filter(move |u| !(probe >= u.range.end || probe.wrapping_add(1) <= u.range.begin))
+            .map(|u| &self.units[u.unit])
+    }
+}
+
+impl<R: gimli::Reader> FrameSource<R> for Model<R> {
+    fn location(&self, addr: u64) -> gimli::Result<Option<addr2line::Location<'_>>> {
+        Ok(self
+            .units_at(addr)
+            .find_map(|u| u.lines.as_ref()?.find_location(addr)))
+    }
+
+    fn frames<'a>(&'a self, addr: u64, out: &mut Vec<Frame<'a, R>>) -> gimli::Result<()> {
+        for u in self.units_at(addr) {
+            let function = u.functions.find(addr);
+            let location = u.lines.as_ref().and_then(|l| l.find_location(addr));
+            let Some(function) = function else {
+                if location.is_some() {
+                    out.push(Frame {
+                        name: None,
+                        has_die: false,
+                        location,
+                    });
+                    return Ok(());
+                }
+                continue;
+            };
+            let mut chain: Vec<&Inlined<R>> = Vec::new();
+            function.inlined_at(addr, &mut chain);
+            // Innermost first: each inlined frame is at the location of the
+            // frame inside it, the innermost at the address's row.
+            let mut next = location;
+            for inl in chain.iter().rev() {
+                out.push(Frame {
+                    name: inl.name.clone(),
+                    has_die: true,
+                    location: next,
+                });
+                next = Some(addr2line::Location {
+                    file: inl
+                        .call_file
+                        .and_then(|f| u.lines.as_ref().and_then(|l| l.file(f))),
+                    line: (inl.call_line != 0).then_some(inl.call_line),
+                    column: (inl.call_column != 0).then_some(inl.call_column),
+                });
+            }
+            out.push(Frame {
+                name: function.name.clone(),
+                has_die: true,
+                location: next,
+            });
+            return Ok(());
+        }
+        Ok(())
+    }
+}
