@@ -6,12 +6,13 @@
 //! parses them; the frames at an address are `addr2line`'s answer, or the
 //! same answer from `super::frames`' model of every unit, read in the one
 //! pass that finds the boundaries); this module only decides where the
-//! answer can change and records it once per change. Every address where the answer may differ from its predecessor's
-//! is a *boundary*: a line-table row, a sequence end, the start or end of a
-//! subprogram's or inlined subroutine's range, the edge of an executable
-//! section. Between two boundaries every address has the frames of the first
-//! one, so asking `addr2line` once per boundary gives the exact answer for
-//! every address, which is what makes the table match per-address tools.
+//! answer can change and records it once per change. Every address where
+//! the answer may differ from its predecessor's is a *boundary*: a
+//! line-table row, a sequence end, the start or end of a subprogram's or
+//! inlined subroutine's range, the edge of an executable section. Between
+//! two boundaries every address has the frames of the first one, so asking
+//! once per boundary gives the exact answer for every address, which is
+//! what makes the table match per-address tools.
 //!
 //! Relocations are never applied here: a linked executable's DWARF already
 //! holds final addresses (Debian's vmlinux keeps 316 MiB of `.rela.debug_*`

@@ -1,13 +1,13 @@
 //! The sweep: a source table built by asking for the frames (addr2line's,
-//! or the same from `super::frames`' model) at each boundary (where the frames may change, found by `dwarf.rs`),
-//! each frame's names, files and inline nodes interned as they come, the
-//! outermost frame named from the symbol table ([`super::symtab`]) as
-//! llvm-symbolizer names it (docs/FORMAT.md §15).
+//! or the same from `super::frames`' model) at each boundary (where the
+//! frames may change, found by `dwarf.rs`), each frame's names, files and
+//! inline nodes interned as they come, the outermost frame named from the
+//! symbol table ([`super::symtab`]) as llvm-symbolizer names it
+//! (docs/FORMAT.md §15).
 //!
 //! Most boundaries are line rows inside one function (nine in ten on libc
 //! and libstdc++, four in ten on a Rust binary): there only the innermost
-//! frame's location can change, so the sweep asks `addr2line` for that
-//! location alone and keeps the inline chain it had, unless an edge (a
+//! frame's location can change, so the sweep asks for that location alone and keeps the inline chain it had, unless an edge (a
 //! function's, a symbol's, a line sequence's, a unit's start or end) lies
 //! between (docs/lines-and-modules.md).
 
@@ -88,7 +88,7 @@ pub(super) struct Sweep<'a> {
     pub outer_name: OuterName,
 }
 
-/// Builds the table: asks `addr2line` for the frames at each boundary of
+/// Builds the table: asks `src` for the frames at each boundary of
 /// `bounds` (ascending), or between two of `at.edges` for the innermost
 /// location alone.
 pub(super) fn sweep<R: gimli::Reader, S: FrameSource<R>>(
