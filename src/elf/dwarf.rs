@@ -260,13 +260,25 @@ fn table_of<'d, R: object::ReadRef<'d>>(
     let sections = super::section::dwarf_sections(obj)
         .map_err(|e| fail(format!("{}: {e}", path.display())))?;
     let mut dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, endian));
-    // Every unit is parsed by the boundary walk, then by each piece's
-    // addr2line context: its abbreviations parsed once, not each time
-    // (they were a fifth of libc's pack time).
-    dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
-    let dwarf = std::sync::Arc::new(dwarf);
     let dwarf_err = |e: gimli::Error| fail(format!("{}: DWARF: {e}", path.display()));
-    let split_files = if find_splits {
+    // One pass per unit reads its boundaries and what the sweep asks (the
+    // model); the reference (`every_frame`) asks addr2line itself, as do
+    // split DWARF and DWARF on which the pass meets an error.
+    let built = match every_frame {
+        false => super::frames::model::build(&dwarf, &keeper(&exec), discriminators)
+            .ok()
+            .flatten(),
+        true => None,
+    };
+    if built.is_none() {
+        // Every unit is parsed by the boundary walk, then by each piece's
+        // addr2line context: its abbreviations parsed once, not each time
+        // (they were a fifth of libc's pack time). The model's pass parses
+        // each unit's once, on every core.
+        dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
+    }
+    // Without split units the model was built (none to look for).
+    let split_files = if find_splits && built.is_none() {
         super::split::SplitFiles::read(&dwarf, path, endian).map_err(dwarf_err)?
     } else {
         super::split::SplitFiles::default()
@@ -277,7 +289,6 @@ fn table_of<'d, R: object::ReadRef<'d>>(
         split_missing: split_files.missing.clone(),
         ..DwarfStats::default()
     };
-    // The reference (`every_frame`) asks addr2line itself.
     let (mut found, model) = boundaries(
         &dwarf,
         &split_of,
@@ -285,7 +296,7 @@ fn table_of<'d, R: object::ReadRef<'d>>(
         &symtab,
         discriminators,
         &mut stats,
-        !every_frame,
+        built,
     )
     .map_err(dwarf_err)?;
     if every_frame {
@@ -294,6 +305,7 @@ fn table_of<'d, R: object::ReadRef<'d>>(
     stats.boundaries = found.bounds.len();
     stats.edges = found.edges.len();
     stats.modelled = model.is_some();
+    let dwarf = std::sync::Arc::new(dwarf);
     stats.symbol_addresses = symtab.syms.iter().map(|s| s.0).collect();
     let sharing = sharing.unwrap_or_else(|| (default_pieces(found.bounds.len()), MIN_PIECE));
     let table = match &model {
@@ -414,7 +426,15 @@ struct Boundaries {
     discriminators: Vec<Discriminator>,
 }
 
-/// The [`Boundaries`] of `dwarf` in the executable ranges `exec`.
+/// Whether a boundary at `a` is kept: inside an executable range of
+/// `exec`, or at the end of one.
+fn keeper(exec: &[(u64, u64)]) -> impl Fn(u64) -> bool + Sync + '_ {
+    |a| in_exec(exec, a) || exec.iter().any(|&(_, e)| e == a)
+}
+
+/// The [`Boundaries`] of `dwarf` in the executable ranges `exec`, each
+/// unit's part from `built` (the model's pass) or, without it, read here;
+/// the model passed through.
 fn boundaries<R>(
     dwarf: &gimli::Dwarf<R>,
     split: SplitOf<'_, R>,
@@ -422,14 +442,14 @@ fn boundaries<R>(
     symtab: &SymbolTable,
     discriminators: bool,
     stats: &mut DwarfStats,
-    model: bool,
+    built: Option<(Model<R>, Vec<UnitBounds>)>,
 ) -> gimli::Result<(Boundaries, Option<Model<R>>)>
 where
     R: gimli::Reader + Send + Sync,
     R::Offset: Send + Sync,
 {
     let mut b: Vec<u64> = exec.iter().flat_map(|&(s, e)| [s, e]).collect();
-    let keep = |a: u64| in_exec(exec, a) || exec.iter().any(|&(_, e)| e == a);
+    let keep = keeper(exec);
     for &(a, size, _) in &symtab.syms {
         for x in [a, a.wrapping_add(size)] {
             if keep(x) {
@@ -452,16 +472,7 @@ where
         }
     }
     let mut e = b.clone();
-    // One pass per unit reads its boundaries and what the sweep asks
-    // (the model); where the model does not apply or meets an error,
-    // addr2line answers, and the boundaries are read alone.
-    let built = if model {
-        super::frames::model::build(dwarf, &keep, discriminators)
-            .ok()
-            .flatten()
-    } else {
-        None
-    };
+    // The units' parts from the model's pass, else read here alone.
     let (parts, model) = match built {
         Some((m, parts)) => (parts, Some(m)),
         None => {
@@ -719,7 +730,7 @@ where
 {
     let mut stats = DwarfStats::default();
     // A kernel module's DWARF is never split.
-    let (found, _) = boundaries(&dwarf, &|_, _| None, exec, symtab, true, &mut stats, false)?;
+    let (found, _) = boundaries(&dwarf, &|_, _| None, exec, symtab, true, &mut stats, None)?;
     let ctx = Addr2line {
         ctx: addr2line::Context::from_dwarf(dwarf)?,
         split: &|_, _| None,

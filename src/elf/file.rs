@@ -117,7 +117,8 @@ mod tests {
     use object::ObjectSymbol;
 
     /// Every symbol name of this test's own executable reads the same as
-    /// through `ReadCache` alone.
+    /// through `ReadCache` alone, but those it cannot read (past 4,096
+    /// bytes).
     #[test]
     fn names_read_as_read_cache_reads_them() {
         let exe = std::env::current_exe().unwrap();
@@ -139,7 +140,16 @@ mod tests {
         }
         let ours = names(&obj);
         assert!(ours.len() > 100);
-        assert_eq!(ours, names(&reference));
+        let theirs = names(&reference);
+        assert_eq!(ours.len(), theirs.len());
+        for (a, b) in ours.iter().zip(&theirs) {
+            // `ReadCache` gives up on a name past 4,096 bytes (a debug
+            // build's generic instances have them); ours reads it whole.
+            if b == b"?" && a.len() >= 4096 {
+                continue;
+            }
+            assert_eq!(a, b);
+        }
         assert_eq!(sections(&obj), sections(&reference));
     }
 }

@@ -80,8 +80,9 @@ where
         let (kind, offset) = (header.type_(), header.debug_info_offset());
         let unit = dwarf.unit(header)?;
         let mut rows = RowBounds::default();
+        // A skeleton unit: the model does not apply, its lines are not read.
         let lines = match unit.line_program.clone() {
-            Some(p) => Some(Lines::read(
+            Some(p) if unit.dwo_id.is_none() => Some(Lines::read(
                 dwarf,
                 &unit,
                 p,
@@ -89,7 +90,7 @@ where
                 discriminators,
                 &mut rows,
             )?),
-            None => None,
+            _ => None,
         };
         let typed = matches!(
             kind,
