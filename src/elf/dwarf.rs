@@ -26,7 +26,7 @@ use std::path::Path;
 use object::{Object, ObjectKind, ObjectSection, SectionFlags};
 
 use super::frames::model::{Model, UnitBounds};
-use super::frames::{Addr2line, FrameSource};
+use super::frames::{Addr2line, FrameSource, RangeEdges};
 use super::functions::SharedDemangled;
 use super::intern::merge;
 pub(crate) use super::sweep::OuterName;
@@ -614,16 +614,11 @@ fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + 
 }
 
 /// The starts and ends of `unit`'s subprograms and inlined subroutines,
-/// and of the unit's own ranges, that `keep` keeps, pushed onto `b`: their
-/// `DW_AT_ranges` lists and `DW_AT_low_pc` to `DW_AT_high_pc` (an address
-/// or a size), every range either addr2line or gimli's `Dwarf::die_ranges`
-/// may take. A `DW_AT_low_pc` or `DW_AT_high_pc` in a form that is not an
-/// address is passed over, as addr2line passes it over. Read as addr2line
-/// reads functions, from the raw entries: every other DIE's attributes are
-/// skipped by their forms, not parsed (a third of the time, on libstdc++).
-/// A `DW_AT_low_pc` plus a `DW_AT_high_pc` size past 2^64 is left out:
-/// gimli's `die_ranges` (0.32 to 0.34) adds the two unchecked, addr2line
-/// drops such a range.
+/// and of the unit's own ranges, that `keep` keeps, pushed onto `b` as
+/// [`RangeEdges`] takes them: where the model does not apply (split DWARF,
+/// modules), which reads the same edges in its own pass. Read from the raw
+/// entries: every other attribute is skipped by its form, not parsed (a
+/// third of the time, on libstdc++).
 fn function_bounds<R: gimli::Reader>(
     dwarf: &gimli::Dwarf<R>,
     unit: &gimli::Unit<R>,
@@ -655,10 +650,7 @@ fn function_bounds<R: gimli::Reader>(
                 b.push(a);
             }
         };
-        // Every list and both forms of the end are taken where a forged DIE
-        // repeats them: addr2line reads a function's last list and prefers
-        // an end address to a size, gimli's `die_ranges` the reverse.
-        let (mut low, mut high, mut size) = (None, None, None);
+        let mut ends = RangeEdges::default();
         let specs = abbrev.attributes();
         let mut i = 0;
         while i < specs.len() {
@@ -682,31 +674,9 @@ fn function_bounds<R: gimli::Reader>(
             }
             let attr = entries.read_attribute(specs[i])?;
             i += 1;
-            match attr.name() {
-                gimli::DW_AT_low_pc => low = dwarf.attr_address(unit, attr.value())?.or(low),
-                gimli::DW_AT_high_pc => match attr.value() {
-                    gimli::AttributeValue::Udata(v) => size = Some(v),
-                    v => high = dwarf.attr_address(unit, v)?.or(high),
-                },
-                gimli::DW_AT_ranges => {
-                    if let Some(mut ranges) = dwarf.attr_ranges(unit, attr.value())? {
-                        while let Some(r) = ranges.next()? {
-                            push(r.begin);
-                            push(r.end);
-                        }
-                    }
-                }
-                _ => {}
-            }
+            ends.take(dwarf, unit, &attr, &mut push)?;
         }
-        let Some(begin) = low else { continue };
-        for end in [high, size.and_then(|s| begin.checked_add(s))]
-            .into_iter()
-            .flatten()
-        {
-            push(begin);
-            push(end);
-        }
+        ends.finish(&mut push);
     }
     Ok(())
 }

@@ -143,6 +143,65 @@ impl<O: gimli::ReaderOffset> RangeAttrs<O> {
     }
 }
 
+/// The edges of a DIE's ranges (docs/lines-and-modules.md): every range
+/// list's ends, and its low address with each form of its end, where a
+/// forged DIE repeats them (addr2line reads the last list and prefers an
+/// end address to a size, gimli's `die_ranges` the reverse). A low address
+/// plus a size past 2^64 is left out: `die_ranges` (gimli 0.32 to 0.34)
+/// adds the two unchecked, addr2line drops such a range.
+#[derive(Default)]
+pub(crate) struct RangeEdges {
+    low: Option<u64>,
+    high: Option<u64>,
+    size: Option<u64>,
+}
+
+impl RangeEdges {
+    /// Takes `attr` if it is `DW_AT_low_pc`, `DW_AT_high_pc` or
+    /// `DW_AT_ranges`, a range list's ends onto `push` at once (a low or
+    /// high address in a form that is not an address is passed over, as
+    /// addr2line passes it over).
+    ///
+    /// Errors: an address index or range list that cannot be read.
+    pub(crate) fn take<R: gimli::Reader>(
+        &mut self,
+        dwarf: &gimli::Dwarf<R>,
+        unit: &gimli::Unit<R>,
+        attr: &gimli::Attribute<R>,
+        push: &mut impl FnMut(u64),
+    ) -> gimli::Result<()> {
+        match attr.name() {
+            gimli::DW_AT_low_pc => self.low = dwarf.attr_address(unit, attr.value())?.or(self.low),
+            gimli::DW_AT_high_pc => match attr.value() {
+                AttributeValue::Udata(v) => self.size = Some(v),
+                v => self.high = dwarf.attr_address(unit, v)?.or(self.high),
+            },
+            gimli::DW_AT_ranges => {
+                if let Some(mut ranges) = dwarf.attr_ranges(unit, attr.value())? {
+                    while let Some(r) = ranges.next()? {
+                        push(r.begin);
+                        push(r.end);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The low address and each end onto `push`.
+    pub(crate) fn finish(self, push: &mut impl FnMut(u64)) {
+        let Some(begin) = self.low else { return };
+        for end in [self.high, self.size.and_then(|s| begin.checked_add(s))]
+            .into_iter()
+            .flatten()
+        {
+            push(begin);
+            push(end);
+        }
+    }
+}
+
 /// A DIE's name attributes in their order (linkage name, name, abstract
 /// origin or specification): addr2line's choice depends on it.
 type Names<R> = Vec<(gimli::DwAt, AttributeValue<R>)>;
@@ -327,37 +386,14 @@ fn read_die<R: gimli::Reader>(
             edges.push(a);
         }
     };
-    // The edges take every list and both forms of the end, where a forged
-    // DIE repeats them: addr2line reads the last list and prefers an end
-    // address to a size, gimli's `die_ranges` the reverse.
-    let (mut low, mut high, mut size) = (None, None, None);
+    let mut ends = RangeEdges::default();
     for &spec in specs {
         let attr = entries.read_attribute(spec)?;
         // Only the attributes read below are normalised (`value`).
         match attr.name() {
-            gimli::DW_AT_low_pc => {
-                let a = dwarf.attr_address(unit, attr.value())?;
-                low = a.or(low);
-                die.ranges.low_pc = a.or(die.ranges.low_pc);
-            }
-            gimli::DW_AT_high_pc => match attr.value() {
-                AttributeValue::Udata(v) => (size, die.ranges.size) = (Some(v), Some(v)),
-                v => {
-                    let a = dwarf.attr_address(unit, v)?;
-                    high = a.or(high);
-                    die.ranges.high_pc = a.or(die.ranges.high_pc);
-                }
-            },
-            gimli::DW_AT_ranges => {
-                let offset = dwarf.attr_ranges_offset(unit, attr.value())?;
-                die.ranges.ranges = offset;
-                if let Some(offset) = offset {
-                    let mut ranges = dwarf.ranges(unit, offset)?;
-                    while let Some(r) = ranges.next()? {
-                        push(r.begin);
-                        push(r.end);
-                    }
-                }
+            gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges => {
+                ends.take(dwarf, unit, &attr, &mut push)?;
+                die.ranges.take(dwarf, unit, &attr)?;
             }
             name @ (gimli::DW_AT_linkage_name
             | gimli::DW_AT_MIPS_linkage_name
@@ -377,15 +413,7 @@ fn read_die<R: gimli::Reader>(
             _ => {}
         }
     }
-    if let Some(begin) = low {
-        for end in [high, size.and_then(|s| begin.checked_add(s))]
-            .into_iter()
-            .flatten()
-        {
-            push(begin);
-            push(end);
-        }
-    }
+    ends.finish(&mut push);
     Ok(die)
 }
 

@@ -13,6 +13,8 @@ mod dies;
 mod lines;
 pub(crate) mod model;
 
+pub(crate) use dies::RangeEdges;
+
 use super::sweep::SplitOf;
 
 /// One frame, innermost first: its function's DWARF name (`None` for a
