@@ -26,7 +26,7 @@ use std::path::Path;
 use object::{Object, ObjectKind, ObjectSection, SectionFlags};
 
 use super::frames::model::{Model, UnitBounds};
-use super::frames::{Addr2line, FrameSource, RangeEdges};
+use super::frames::{Addr2line, FrameSource, RangeEdges, RowBounds};
 use super::functions::SharedDemangled;
 use super::intern::merge;
 pub(crate) use super::sweep::OuterName;
@@ -549,39 +549,19 @@ fn unit_bounds<R: gimli::Reader>(
     discriminators: bool,
 ) -> gimli::Result<UnitBounds> {
     let unit = dwarf.unit(header)?;
-    let mut b = Vec::new();
-    let mut e = Vec::new();
-    let mut disc: Vec<(u64, u32)> = Vec::new();
+    let mut rows = RowBounds::default();
     if let Some(program) = unit.line_program.clone() {
-        let mut rows = program.rows();
+        let mut program = program.rows();
         let mut starts = true;
-        while let Some((_, row)) = rows.next_row()? {
-            // Where a sequence starts or ends, a unit's lines start or stop
-            // answering (and addr2line asks the next unit).
-            let edge = std::mem::replace(&mut starts, row.end_sequence()) || row.end_sequence();
-            if keep(row.address()) {
-                if edge {
-                    e.push(row.address());
-                } else {
-                    b.push(row.address());
-                }
-                if !discriminators {
-                    continue;
-                }
-                // A sequence end is a step back to 0; rows at one
-                // address: the last wins, as addr2line keeps it.
-                let d = if row.end_sequence() {
-                    0
-                } else {
-                    row.discriminator()
-                };
-                match disc.last_mut() {
-                    Some(l) if l.0 == row.address() => l.1 = d as u32,
-                    _ => disc.push((row.address(), d as u32)),
-                }
-            }
+        while let Some((_, row)) = program.next_row()? {
+            rows.take(row, &mut starts, keep, discriminators);
         }
     }
+    let RowBounds {
+        bounds: mut b,
+        edges: mut e,
+        disc,
+    } = rows;
     function_bounds(dwarf, &unit, keep, &mut e)?;
     // A skeleton's functions are in its split unit.
     if let Some(sd) = unit.dwo_id.and_then(|id| split(id, dwarf))

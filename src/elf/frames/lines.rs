@@ -42,10 +42,48 @@ pub(super) struct Lines<R> {
 /// table: the rows' addresses, split into edges (a sequence's first row
 /// and its end) and the others, and the rows' discriminators.
 #[derive(Default)]
-pub(super) struct RowBounds {
+pub(crate) struct RowBounds {
     pub bounds: Vec<u64>,
     pub edges: Vec<u64>,
     pub disc: Vec<(u64, u32)>,
+}
+
+impl RowBounds {
+    /// Takes `row`, if `keep` keeps its address: an edge where a sequence
+    /// starts (`starts`, true before the first row and after a sequence's
+    /// end) or ends, where a unit's lines start or stop answering (and
+    /// addr2line asks the next unit); with `discriminators`, its
+    /// discriminator (0 at a sequence's end; at one address the last
+    /// row's, as addr2line keeps it).
+    pub(crate) fn take(
+        &mut self,
+        row: &gimli::LineRow,
+        starts: &mut bool,
+        keep: &impl Fn(u64) -> bool,
+        discriminators: bool,
+    ) {
+        let address = row.address();
+        let edge = std::mem::replace(starts, row.end_sequence()) || row.end_sequence();
+        if !keep(address) {
+            return;
+        }
+        if edge {
+            self.edges.push(address);
+        } else {
+            self.bounds.push(address);
+        }
+        if discriminators {
+            let d = if row.end_sequence() {
+                0
+            } else {
+                row.discriminator() as u32
+            };
+            match self.disc.last_mut() {
+                Some(l) if l.0 == address => l.1 = d,
+                _ => self.disc.push((address, d)),
+            }
+        }
+    }
 }
 
 impl<R: gimli::Reader> Lines<R> {
@@ -70,27 +108,7 @@ impl<R: gimli::Reader> Lines<R> {
         let mut starts = true;
         while let Some((_, row)) = rows.next_row()? {
             let address = row.address();
-            // Where a sequence starts or ends, a unit's lines start or stop
-            // answering (and addr2line asks the next unit).
-            let edge = std::mem::replace(&mut starts, row.end_sequence()) || row.end_sequence();
-            if keep(address) {
-                if edge {
-                    found.edges.push(address);
-                } else {
-                    found.bounds.push(address);
-                }
-                if discriminators {
-                    let d = if row.end_sequence() {
-                        0
-                    } else {
-                        row.discriminator() as u32
-                    };
-                    match found.disc.last_mut() {
-                        Some(l) if l.0 == address => l.1 = d,
-                        _ => found.disc.push((address, d)),
-                    }
-                }
-            }
+            found.take(row, &mut starts, keep, discriminators);
             if row.end_sequence() {
                 if let Some(start) = seq_rows.first().map(|r| r.address) {
                     let rows = std::mem::take(&mut seq_rows);

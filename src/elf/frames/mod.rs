@@ -14,6 +14,7 @@ mod lines;
 pub(crate) mod model;
 
 pub(crate) use dies::RangeEdges;
+pub(crate) use lines::RowBounds;
 
 use super::sweep::SplitOf;
 
