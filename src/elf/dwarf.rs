@@ -25,7 +25,7 @@ use std::path::Path;
 
 use object::{Object, ObjectKind, ObjectSection, SectionFlags};
 
-use super::frames::model::{Model, UnitBounds};
+use super::frames::model::{Model, ModelView, UnitBounds};
 use super::frames::{Addr2line, FrameSource, RangeEdges, RowBounds};
 use super::functions::SharedDemangled;
 use super::intern::merge;
@@ -311,7 +311,7 @@ fn table_of<'d, R: object::ReadRef<'d>>(
     let table = match &model {
         // Every worker reads the one model.
         Some(m) => sweep_in_pieces(
-            || Ok(m),
+            || Ok(ModelView::new(m, &dwarf)),
             &found,
             sharing,
             &exec,

@@ -16,12 +16,14 @@ use std::cmp::Ordering;
 
 use gimli::{AttributeValue, ReaderOffset};
 
-/// The units that names may refer into (`DW_FORM_ref_addr`), by their
-/// `.debug_info` offset, ascending.
-pub(super) type UnitIndex<'a, R> = [(
-    gimli::DebugInfoOffset<<R as gimli::Reader>::Offset>,
-    &'a gimli::Unit<R>,
-)];
+/// The unit holding a `.debug_info` offset (a `DW_FORM_ref_addr`
+/// reference), and the offset within it; an error where no unit does.
+pub(super) type FindUnit<'a, R> = dyn Fn(
+        gimli::DebugInfoOffset<<R as gimli::Reader>::Offset>,
+    ) -> gimli::Result<(
+        &'a gimli::Unit<R>,
+        gimli::UnitOffset<<R as gimli::Reader>::Offset>,
+    )> + 'a;
 
 /// One address range of a function, `function` indexing
 /// [`Functions::functions`].
@@ -38,9 +40,10 @@ struct InlinedAddress {
     function: usize,
 }
 
-/// An inlined subroutine: its name and where it was called from.
+/// An inlined subroutine: its DIE and where it was called from.
 pub(super) struct Inlined<R: gimli::Reader> {
-    pub name: Option<R>,
+    offset: gimli::UnitOffset<R::Offset>,
+    name: NameRef<R::Offset>,
     pub call_file: Option<u64>,
     pub call_line: u32,
     pub call_column: u32,
@@ -48,7 +51,12 @@ pub(super) struct Inlined<R: gimli::Reader> {
 
 /// A subprogram with an address.
 pub(super) struct Function<R: gimli::Reader> {
-    pub name: Option<R>,
+    offset: gimli::UnitOffset<R::Offset>,
+    name: NameRef<R::Offset>,
+    /// Its name and its inlined subroutines' names, found when first
+    /// asked for, as addr2line finds them when it first parses the
+    /// function (a linker's discarded copies, at address 0, never are).
+    names: std::sync::OnceLock<gimli::Result<Box<[Option<R>]>>>,
     inlined: Box<[Inlined<R>]>,
     /// Sorted by call depth, then start (addr2line's order: a binary
     /// search per depth finds the chain).
@@ -202,17 +210,33 @@ impl RangeEdges {
     }
 }
 
+/// Names found through origins, by the origin's offset in its unit: a
+/// worker's, for one unit at a time.
+pub(super) type Origins<R> = crate::elf::intern::Map<u64, Option<R>>;
+
 /// A DIE's name attributes in their order (linkage name, name, abstract
 /// origin or specification): addr2line's choice depends on it.
 type Names<R> = Vec<(gimli::DwAt, AttributeValue<R>)>;
 
 /// What one DIE's attributes say, read once for both readers (its names
-/// into a [`Names`] the walk reuses).
+/// are read again when asked for: [`Function::names`]).
 struct Die<R: gimli::Reader> {
     ranges: RangeAttrs<R::Offset>,
+    name: NameRef<R::Offset>,
     call_file: Option<u64>,
     call_line: u32,
     call_column: u32,
+}
+
+/// How a DIE's name is found: it has no name attribute; its only one is
+/// an origin or specification within the unit (an inlined copy's, most
+/// often: many share one origin, whose name is then found once); or its
+/// attributes are to be read again.
+#[derive(Clone, Copy)]
+enum NameRef<O> {
+    None,
+    Origin(gimli::UnitOffset<O>),
+    Reread,
 }
 
 /// An open subprogram or inlined subroutine on the walk's stack.
@@ -243,7 +267,6 @@ impl Open {
 pub(super) fn read<R: gimli::Reader>(
     dwarf: &gimli::Dwarf<R>,
     unit: &gimli::Unit<R>,
-    units: &UnitIndex<'_, R>,
     keep: &impl Fn(u64) -> bool,
     edges: &mut Vec<u64>,
 ) -> gimli::Result<Functions<R>> {
@@ -251,9 +274,9 @@ pub(super) fn read<R: gimli::Reader>(
     let mut inlined: Vec<(Vec<Inlined<R>>, Vec<InlinedAddress>)> = Vec::new();
     let mut addresses = Vec::new();
     let mut stack: Vec<Open> = Vec::new();
-    let mut names = Vec::new();
     let mut entries = unit.entries_raw(None)?;
     while !entries.is_empty() {
+        let offset = entries.next_offset();
         let depth = entries.next_depth();
         let Some(abbrev) = entries.read_abbreviation()? else {
             continue;
@@ -274,15 +297,7 @@ pub(super) fn read<R: gimli::Reader>(
             entries.skip_attributes(abbrev.attributes())?;
             continue;
         }
-        let die = read_die(
-            dwarf,
-            unit,
-            &mut entries,
-            abbrev.attributes(),
-            keep,
-            edges,
-            &mut names,
-        )?;
+        let die = read_die(dwarf, unit, &mut entries, abbrev.attributes(), keep, edges)?;
         if unit_die {
             continue;
         }
@@ -297,7 +312,9 @@ pub(super) fn read<R: gimli::Reader>(
             let mut slot = None;
             if has_address {
                 functions.push(Function {
-                    name: name_of(dwarf, unit, units, &names)?,
+                    offset,
+                    name: die.name,
+                    names: std::sync::OnceLock::new(),
                     inlined: Box::default(),
                     inlined_addresses: Box::default(),
                 });
@@ -325,7 +342,8 @@ pub(super) fn read<R: gimli::Reader>(
         let (list, ranges) = &mut inlined[f];
         let index = list.len();
         list.push(Inlined {
-            name: name_of(dwarf, unit, units, &names)?,
+            offset,
+            name: die.name,
             call_file: die.call_file,
             call_line: die.call_line,
             call_column: die.call_column,
@@ -372,11 +390,10 @@ fn read_die<R: gimli::Reader>(
     specs: &[gimli::AttributeSpecification],
     keep: &impl Fn(u64) -> bool,
     edges: &mut Vec<u64>,
-    names: &mut Names<R>,
 ) -> gimli::Result<Die<R>> {
-    names.clear();
     let mut die = Die {
         ranges: RangeAttrs::default(),
+        name: NameRef::None,
         call_file: None,
         call_line: 0,
         call_column: 0,
@@ -395,11 +412,20 @@ fn read_die<R: gimli::Reader>(
                 ends.take(dwarf, unit, &attr, &mut push)?;
                 die.ranges.take(dwarf, unit, &attr)?;
             }
-            name @ (gimli::DW_AT_linkage_name
+            gimli::DW_AT_linkage_name
             | gimli::DW_AT_MIPS_linkage_name
             | gimli::DW_AT_name
             | gimli::DW_AT_abstract_origin
-            | gimli::DW_AT_specification) => names.push((name, attr.value())),
+            | gimli::DW_AT_specification => {
+                die.name = match (die.name, attr.name(), attr.value()) {
+                    (
+                        NameRef::None,
+                        gimli::DW_AT_abstract_origin | gimli::DW_AT_specification,
+                        AttributeValue::UnitRef(o),
+                    ) => NameRef::Origin(o),
+                    _ => NameRef::Reread,
+                };
+            }
             gimli::DW_AT_call_file => {
                 // DWARF 5 numbers files from 0; before, 0 is "no file".
                 if let AttributeValue::FileIndex(fi) = attr.value()
@@ -425,7 +451,7 @@ fn read_die<R: gimli::Reader>(
 fn name_of<R: gimli::Reader>(
     dwarf: &gimli::Dwarf<R>,
     unit: &gimli::Unit<R>,
-    units: &UnitIndex<'_, R>,
+    units: &FindUnit<'_, R>,
     names: &[(gimli::DwAt, AttributeValue<R>)],
 ) -> gimli::Result<Option<R>> {
     let mut name = None;
@@ -451,13 +477,43 @@ fn name_of<R: gimli::Reader>(
     Ok(name)
 }
 
+/// The name of the function or inlined subroutine DIE at `offset`, its
+/// name attributes read again (into `scratch`) and chosen by [`name_of`].
+fn name_at<R: gimli::Reader>(
+    dwarf: &gimli::Dwarf<R>,
+    unit: &gimli::Unit<R>,
+    units: &FindUnit<'_, R>,
+    offset: gimli::UnitOffset<R::Offset>,
+    scratch: &mut Names<R>,
+) -> gimli::Result<Option<R>> {
+    let mut entries = unit.entries_raw(Some(offset))?;
+    let Some(abbrev) = entries.read_abbreviation()? else {
+        return Err(gimli::Error::NoEntryAtGivenOffset(offset.0.into_u64()));
+    };
+    scratch.clear();
+    for &spec in abbrev.attributes() {
+        let attr = entries.read_attribute(spec)?;
+        if matches!(
+            attr.name(),
+            gimli::DW_AT_linkage_name
+                | gimli::DW_AT_MIPS_linkage_name
+                | gimli::DW_AT_name
+                | gimli::DW_AT_abstract_origin
+                | gimli::DW_AT_specification
+        ) {
+            scratch.push((attr.name(), attr.value()));
+        }
+    }
+    name_of(dwarf, unit, units, scratch)
+}
+
 /// addr2line's `name_attr`: the name at a reference, within the unit or
 /// into another; none for other forms, a supplementary file's, or past
 /// `limit` steps.
 fn name_attr<R: gimli::Reader>(
     dwarf: &gimli::Dwarf<R>,
     unit: &gimli::Unit<R>,
-    units: &UnitIndex<'_, R>,
+    units: &FindUnit<'_, R>,
     value: AttributeValue<R>,
     limit: usize,
 ) -> gimli::Result<Option<R>> {
@@ -467,15 +523,7 @@ fn name_attr<R: gimli::Reader>(
     match value {
         AttributeValue::UnitRef(offset) => name_entry(dwarf, unit, units, offset, limit),
         AttributeValue::DebugInfoRef(dr) => {
-            let missing = || gimli::Error::NoEntryAtGivenOffset(dr.0.into_u64());
-            // The last unit starting before the offset (there is never a
-            // DIE at a unit's own offset).
-            let i = match units.binary_search_by_key(&dr.0, |u| u.0.0) {
-                Ok(_) | Err(0) => return Err(missing()),
-                Err(i) => i - 1,
-            };
-            let other = units[i].1;
-            let offset = dr.to_unit_offset(&other.header).ok_or_else(missing)?;
+            let (other, offset) = units(dr)?;
             name_entry(dwarf, other, units, offset, limit)
         }
         _ => Ok(None),
@@ -487,7 +535,7 @@ fn name_attr<R: gimli::Reader>(
 fn name_entry<R: gimli::Reader>(
     dwarf: &gimli::Dwarf<R>,
     unit: &gimli::Unit<R>,
-    units: &UnitIndex<'_, R>,
+    units: &FindUnit<'_, R>,
     offset: gimli::UnitOffset<R::Offset>,
     limit: usize,
 ) -> gimli::Result<Option<R>> {
@@ -545,9 +593,55 @@ impl<R: gimli::Reader> Functions<R> {
 }
 
 impl<R: gimli::Reader> Function<R> {
+    /// The function's name, then its inlined subroutines' in
+    /// [`Function::inlined`]'s order, found at the first call (as
+    /// addr2line finds them when it first parses the function, with the
+    /// same errors, which every later call returns too).
+    ///
+    /// Errors: a name reference that cannot be followed.
+    pub(super) fn names(
+        &self,
+        dwarf: &gimli::Dwarf<R>,
+        unit: &gimli::Unit<R>,
+        units: &FindUnit<'_, R>,
+        origins: &mut Origins<R>,
+    ) -> gimli::Result<&[Option<R>]> {
+        let found = self.names.get_or_init(|| {
+            let mut scratch = Vec::new();
+            let mut one = |offset, name: NameRef<R::Offset>| match name {
+                NameRef::None => Ok(None),
+                // What `name_attr` does with an origin's reference.
+                NameRef::Origin(o) => {
+                    let key = o.0.into_u64();
+                    if let Some(n) = origins.get(&key) {
+                        return Ok(n.clone());
+                    }
+                    let n = name_entry(dwarf, unit, units, o, 16)?;
+                    origins.insert(key, n.clone());
+                    Ok(n)
+                }
+                NameRef::Reread => name_at(dwarf, unit, units, offset, &mut scratch),
+            };
+            std::iter::once((self.offset, self.name))
+                .chain(self.inlined.iter().map(|i| (i.offset, i.name)))
+                .map(|(o, n)| one(o, n))
+                .collect::<gimli::Result<Vec<_>>>()
+                .map(Vec::into_boxed_slice)
+        });
+        match found {
+            Ok(names) => Ok(names),
+            Err(e) => Err(*e),
+        }
+    }
+
+    /// Inlined subroutine `i`.
+    pub(super) fn inlined(&self, i: usize) -> &Inlined<R> {
+        &self.inlined[i]
+    }
+
     /// The inlined subroutines holding `probe`, outermost first, onto
-    /// `out`.
-    pub(super) fn inlined_at<'a>(&'a self, probe: u64, out: &mut Vec<&'a Inlined<R>>) {
+    /// `out` (their indices).
+    pub(super) fn inlined_at(&self, probe: u64, out: &mut Vec<usize>) {
         let mut rest = &self.inlined_addresses[..];
         loop {
             let depth = out.len();
@@ -565,7 +659,7 @@ impl<R: gimli::Reader> Function<R> {
                 }
             });
             let Ok(i) = found else { break };
-            out.push(&self.inlined[rest[i].function]);
+            out.push(rest[i].function);
             rest = &rest[i + 1..];
         }
     }

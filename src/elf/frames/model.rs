@@ -3,7 +3,7 @@
 //! answers: its choice of unit (`unit.rs`: `ResUnits::parse` and
 //! `find_range`), function, inline chain and location.
 
-use super::dies::{self, Functions, Inlined};
+use super::dies::{self, Functions, Origins};
 use super::lines::{Lines, RowBounds};
 use super::{Frame, FrameSource};
 
@@ -28,6 +28,8 @@ struct UnitRange {
 
 /// What addr2line keeps of a unit to answer from it.
 struct Unit<R: gimli::Reader> {
+    offset: gimli::DebugInfoOffset<R::Offset>,
+    dw: gimli::Unit<R>,
     lines: Option<Lines<R>>,
     functions: Functions<R>,
 }
@@ -112,17 +114,12 @@ where
     if read.iter().any(|r| r.unit.dwo_id.is_some()) {
         return Ok(None);
     }
-    let index: Vec<_> = read
-        .iter()
-        .filter_map(|r| Some((r.kept?, &r.unit)))
-        .collect();
     let second = |r: &Read<R>| -> gimli::Result<(Functions<R>, Vec<u64>)> {
         let mut edges = Vec::new();
-        let f = dies::read(dwarf, &r.unit, &index, keep, &mut edges)?;
+        let f = dies::read(dwarf, &r.unit, keep, &mut edges)?;
         Ok((f, edges))
     };
     let functions: Vec<(Functions<R>, Vec<u64>)> = map(read.iter().collect(), second)?;
-    drop(index);
     let ranges = unit_ranges(dwarf, &read)?;
     let mut units = Vec::new();
     let mut parts = Vec::with_capacity(read.len());
@@ -145,8 +142,10 @@ where
             disc,
             split: false,
         });
-        if r.kept.is_some() {
+        if let Some(offset) = r.kept {
             units.push(Unit {
+                offset,
+                dw: r.unit,
                 lines: r.lines,
                 functions: f,
             });
@@ -277,15 +276,56 @@ impl<R: gimli::Reader> Model<R> {
     }
 }
 
-impl<R: gimli::Reader> FrameSource<R> for Model<R> {
+/// A [`Model`] with the DWARF it was read from: the frame source the
+/// sweep asks (function names are found there when first asked for).
+pub(crate) struct ModelView<'a, R: gimli::Reader> {
+    pub model: &'a Model<R>,
+    pub dwarf: &'a gimli::Dwarf<R>,
+    /// The names found through origins, and the unit they are of (its
+    /// index): neighbouring addresses are of one unit.
+    origins: std::cell::RefCell<(usize, Origins<R>)>,
+}
+
+impl<'a, R: gimli::Reader> ModelView<'a, R> {
+    /// A worker's view of `model`, read from `dwarf`.
+    pub(crate) fn new(model: &'a Model<R>, dwarf: &'a gimli::Dwarf<R>) -> Self {
+        ModelView {
+            model,
+            dwarf,
+            origins: std::cell::RefCell::new((usize::MAX, Origins::default())),
+        }
+    }
+}
+
+impl<R: gimli::Reader> Model<R> {
+    /// addr2line's `find_unit`: the kept unit holding `dr` (the last
+    /// starting before it: there is never a DIE at a unit's own offset),
+    /// and the offset within it.
+    fn unit_at(
+        &self,
+        dr: gimli::DebugInfoOffset<R::Offset>,
+    ) -> gimli::Result<(&gimli::Unit<R>, gimli::UnitOffset<R::Offset>)> {
+        use gimli::ReaderOffset;
+        let missing = || gimli::Error::NoEntryAtGivenOffset(dr.0.into_u64());
+        let i = match self.units.binary_search_by_key(&dr.0, |u| u.offset.0) {
+            Ok(_) | Err(0) => return Err(missing()),
+            Err(i) => i - 1,
+        };
+        let other = &self.units[i].dw;
+        Ok((other, dr.to_unit_offset(&other.header).ok_or_else(missing)?))
+    }
+}
+
+impl<R: gimli::Reader> FrameSource<R> for ModelView<'_, R> {
     fn location(&self, addr: u64) -> gimli::Result<Option<addr2line::Location<'_>>> {
         Ok(self
+            .model
             .units_at(addr)
             .find_map(|u| u.lines.as_ref()?.find_location(addr)))
     }
 
     fn frames<'a>(&'a self, addr: u64, out: &mut Vec<Frame<'a, R>>) -> gimli::Result<()> {
-        for u in self.units_at(addr) {
+        for u in self.model.units_at(addr) {
             let function = u.functions.find(addr);
             let location = u.lines.as_ref().and_then(|l| l.find_location(addr));
             let Some(function) = function else {
@@ -299,14 +339,26 @@ impl<R: gimli::Reader> FrameSource<R> for Model<R> {
                 }
                 continue;
             };
-            let mut chain: Vec<&Inlined<R>> = Vec::new();
+            let find = |dr| self.model.unit_at(dr);
+            let names = {
+                let mut cache = self.origins.borrow_mut();
+                let (at, origins) = &mut *cache;
+                let this = std::ptr::from_ref(u) as usize;
+                if *at != this {
+                    origins.clear();
+                    *at = this;
+                }
+                function.names(self.dwarf, &u.dw, &find, origins)?
+            };
+            let mut chain = Vec::new();
             function.inlined_at(addr, &mut chain);
             // Innermost first: each inlined frame is at the location of the
             // frame inside it, the innermost at the address's row.
             let mut next = location;
-            for inl in chain.iter().rev() {
+            for &i in chain.iter().rev() {
+                let inl = function.inlined(i);
                 out.push(Frame {
-                    name: inl.name.clone(),
+                    name: names[1 + i].clone(),
                     has_die: true,
                     location: next,
                 });
@@ -319,7 +371,7 @@ impl<R: gimli::Reader> FrameSource<R> for Model<R> {
                 });
             }
             out.push(Frame {
-                name: function.name.clone(),
+                name: names[0].clone(),
                 has_die: true,
                 location: next,
             });
