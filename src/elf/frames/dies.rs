@@ -5,12 +5,14 @@
 //! addr2line reads a unit's DIEs once to list its subprograms, then each
 //! subprogram's subtree again for its name and inlined subroutines; this
 //! pass reads each DIE once and keeps, for every subprogram with an
-//! address, what those two reads keep: its ranges, its name (linkage name
-//! first, then `DW_AT_name`, then through `DW_AT_abstract_origin` and
-//! `DW_AT_specification`, 16 steps at most), and its inlined subroutines
-//! with their call depth, ranges and call sites. An inlined subroutine
-//! belongs to its nearest enclosing subprogram, as addr2line's walk of a
-//! subprogram's children skips nested subprograms.
+//! address, what those two reads keep: its ranges and its inlined
+//! subroutines with their call depth, ranges and call sites. An inlined
+//! subroutine belongs to its nearest enclosing subprogram, as addr2line's
+//! walk of a subprogram's children skips nested subprograms. Names
+//! (linkage name first, then `DW_AT_name`, then through
+//! `DW_AT_abstract_origin` and `DW_AT_specification`, 16 steps at most)
+//! are found when a function is first asked for, as addr2line finds them
+//! when it first parses the function ([`Function::names`]).
 
 use std::cmp::Ordering;
 
