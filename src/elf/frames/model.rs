@@ -102,6 +102,9 @@ where
         // addr2line passes over a unit whose root DIE is null.
         let null_root = ranged && unit.entries_raw(None)?.read_abbreviation()?.is_none();
         let kept = offset.filter(|_| !typed && !null_root);
+        // Sorted here, on every core: the units' lists are merged after.
+        rows.bounds.sort_unstable();
+        rows.bounds.dedup();
         Ok(Read {
             unit,
             kept,
@@ -115,27 +118,18 @@ where
         return Ok(None);
     }
     let second = |r: &Read<R>| -> gimli::Result<(Functions<R>, Vec<u64>)> {
-        let mut edges = Vec::new();
+        let mut edges = r.rows.edges.clone();
         let f = dies::read(dwarf, &r.unit, keep, &mut edges)?;
+        edges.sort_unstable();
+        edges.dedup();
         Ok((f, edges))
     };
     let functions: Vec<(Functions<R>, Vec<u64>)> = map(read.iter().collect(), second)?;
     let ranges = unit_ranges(dwarf, &read)?;
     let mut units = Vec::new();
     let mut parts = Vec::with_capacity(read.len());
-    for (r, (f, mut edges)) in read.into_iter().zip(functions) {
-        let RowBounds {
-            mut bounds,
-            edges: row_edges,
-            disc,
-        } = r.rows;
-        edges.extend(row_edges);
-        // Sorted here, on every core would be better; the units' lists
-        // are merged after.
-        bounds.sort_unstable();
-        bounds.dedup();
-        edges.sort_unstable();
-        edges.dedup();
+    for (r, (f, edges)) in read.into_iter().zip(functions) {
+        let RowBounds { bounds, disc, .. } = r.rows;
         parts.push(UnitBounds {
             bounds,
             edges,
