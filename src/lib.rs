@@ -48,6 +48,7 @@ pub mod normalize;
 #[cfg(feature = "std")]
 pub mod packjob;
 #[cfg(feature = "std")]
+mod par;
 mod reclaim;
 #[cfg(feature = "std")]
 pub mod resolve;

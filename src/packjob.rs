@@ -18,6 +18,7 @@ use crate::cli::{
     CliError, IN_BUF, open_input, stdout_error, stdout_is_terminal, write_atomically,
     write_file_like,
 };
+use crate::par::join;
 
 /// Writes the packed blob to a stream (either format).
 type WriteBlob<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + 'a;
@@ -633,14 +634,6 @@ fn assembly(blob: &[u8], section: &str) -> Vec<u8> {
 enum Symbols {
     V1(SymbolList),
     V2(Box<V2Names>),
-}
-
-/// Runs `a` and `b`, on two threads with the `parallel` feature.
-fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
-    #[cfg(feature = "parallel")]
-    return rayon::join(a, b);
-    #[cfg(not(feature = "parallel"))]
-    (a(), b())
 }
 
 /// The `module_space` section (docs/FORMAT.md §16) of a module set, with

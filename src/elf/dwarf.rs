@@ -33,6 +33,7 @@ pub(crate) use super::sweep::OuterName;
 use super::sweep::{SplitOf, Sweep, in_exec, sweep};
 use super::symtab::{SymbolTable, llvm_symtab};
 use crate::blob::v2::source_lines::write::SourceTable;
+use crate::par::{join, try_map};
 
 /// Why DWARF could not be read.
 #[derive(Debug)]
@@ -484,18 +485,7 @@ where
             // Units are read on every core (feature `parallel`), their
             // parts joined in unit order: the table one walk in order gives.
             let one = |header| unit_bounds(dwarf, split, header, &keep, discriminators);
-            #[cfg(feature = "parallel")]
-            let parts: Vec<UnitBounds> = {
-                use rayon::prelude::*;
-                headers
-                    .into_par_iter()
-                    .map(one)
-                    .collect::<gimli::Result<_>>()?
-            };
-            #[cfg(not(feature = "parallel"))]
-            let parts: Vec<UnitBounds> =
-                headers.into_iter().map(one).collect::<gimli::Result<_>>()?;
-            (parts, None)
+            (try_map(headers, one)?, None)
         }
     };
     b.sort_unstable();
@@ -582,15 +572,6 @@ fn unit_bounds<R: gimli::Reader>(
         disc,
         split: unit.dwo_id.is_some(),
     })
-}
-
-/// `a` and `b` on two cores (feature `parallel`), else one after the
-/// other.
-fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
-    #[cfg(feature = "parallel")]
-    return rayon::join(a, b);
-    #[cfg(not(feature = "parallel"))]
-    (a(), b())
 }
 
 /// The starts and ends of `unit`'s subprograms and inlined subroutines,

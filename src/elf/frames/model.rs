@@ -6,6 +6,7 @@
 use super::dies::{self, Functions, Origins};
 use super::lines::{Lines, RowBounds};
 use super::{Frame, FrameSource};
+use crate::par::try_map;
 
 /// One unit's part of the boundary walk (`dwarf::boundaries`): its line
 /// rows that are not edges, its edges, its rows' discriminators, whether
@@ -113,7 +114,7 @@ where
             rows,
         })
     };
-    let read: Vec<Read<R>> = map(headers, first)?;
+    let read: Vec<Read<R>> = try_map(headers, first)?;
     if read.iter().any(|r| r.unit.dwo_id.is_some()) {
         return Ok(None);
     }
@@ -124,7 +125,7 @@ where
         edges.dedup();
         Ok((f, edges))
     };
-    let functions: Vec<(Functions<R>, Vec<u64>)> = map(read.iter().collect(), second)?;
+    let functions: Vec<(Functions<R>, Vec<u64>)> = try_map(read.iter().collect(), second)?;
     let ranges = unit_ranges(dwarf, &read)?;
     let mut units = Vec::new();
     let mut parts = Vec::with_capacity(read.len());
@@ -152,23 +153,6 @@ where
         },
         parts,
     )))
-}
-
-/// `f` of every item, on every core (feature `parallel`), in order; the
-/// first error.
-fn map<T: Send, U: Send>(
-    items: Vec<T>,
-    f: impl Fn(T) -> gimli::Result<U> + Sync + Send,
-) -> gimli::Result<Vec<U>> {
-    #[cfg(feature = "parallel")]
-    {
-        use rayon::prelude::*;
-        items.into_par_iter().map(f).collect()
-    }
-    #[cfg(not(feature = "parallel"))]
-    {
-        items.into_iter().map(f).collect()
-    }
 }
 
 /// The units' ranges as addr2line's `ResUnits::parse` finds them, sorted
@@ -278,6 +262,8 @@ pub(crate) struct ModelView<'a, R: gimli::Reader> {
     /// The names found through origins, and the unit they are of (its
     /// index): neighbouring addresses are of one unit.
     origins: std::cell::RefCell<(usize, Origins<R>)>,
+    /// The inline chain of the address asked for, reused.
+    chain: std::cell::RefCell<Vec<usize>>,
 }
 
 impl<'a, R: gimli::Reader> ModelView<'a, R> {
@@ -287,6 +273,7 @@ impl<'a, R: gimli::Reader> ModelView<'a, R> {
             model,
             dwarf,
             origins: std::cell::RefCell::new((usize::MAX, Origins::default())),
+            chain: std::cell::RefCell::default(),
         }
     }
 }
@@ -344,7 +331,8 @@ impl<R: gimli::Reader> FrameSource<R> for ModelView<'_, R> {
                 }
                 function.names(self.dwarf, &u.dw, &find, origins)?
             };
-            let mut chain = Vec::new();
+            let mut chain = self.chain.borrow_mut();
+            chain.clear();
             function.inlined_at(addr, &mut chain);
             // Innermost first: each inlined frame is at the location of the
             // frame inside it, the innermost at the address's row.
