@@ -49,6 +49,7 @@ pub mod normalize;
 pub mod packjob;
 #[cfg(feature = "std")]
 mod par;
+#[cfg(feature = "std")]
 mod reclaim;
 #[cfg(feature = "std")]
 pub mod resolve;
