@@ -449,12 +449,14 @@ where
     R: gimli::Reader + Send + Sync,
     R::Offset: Send + Sync,
 {
-    let mut b: Vec<u64> = exec.iter().flat_map(|&(s, e)| [s, e]).collect();
+    // The edges: the sections', the symbols' and the address ranges'
+    // ends, then the units'.
+    let mut e: Vec<u64> = exec.iter().flat_map(|&(s, e)| [s, e]).collect();
     let keep = keeper(exec);
     for &(a, size, _) in &symtab.syms {
         for x in [a, a.wrapping_add(size)] {
             if keep(x) {
-                b.push(x);
+                e.push(x);
             }
         }
     }
@@ -468,11 +470,10 @@ where
         while let Some(r) = entries.next().transpose() {
             if let Ok(r) = r {
                 let r = r.range();
-                b.extend([r.begin, r.end].into_iter().filter(|&a| keep(a)));
+                e.extend([r.begin, r.end].into_iter().filter(|&a| keep(a)));
             }
         }
     }
-    let mut e = b.clone();
     // The units' parts from the model's pass, else read here alone.
     let (parts, model) = match built {
         Some((m, parts)) => (parts, Some(m)),
@@ -488,28 +489,29 @@ where
             (try_map(headers, one)?, None)
         }
     };
-    b.sort_unstable();
-    e.sort_unstable();
-    b.reserve(parts.iter().map(|p| p.bounds.len() + p.edges.len()).sum());
+    let mut rows: Vec<u64> = Vec::with_capacity(parts.iter().map(|p| p.bounds.len()).sum());
     e.reserve(parts.iter().map(|p| p.edges.len()).sum());
     let mut disc: Vec<(u64, u32)> = Vec::with_capacity(parts.iter().map(|p| p.disc.len()).sum());
     for p in parts {
         stats.units += 1;
         stats.split_units += usize::from(p.split);
-        b.extend(p.bounds);
-        b.extend(&p.edges);
+        rows.extend(p.bounds);
         e.extend(p.edges);
         disc.extend(p.disc);
     }
-    // Runs already sorted (each unit's, the symbols'), mostly in address
-    // order: a run-adaptive sort merges them, the three lists at once.
+    // A C++ library's units interleave in address (its templates' COMDAT
+    // copies), so the lists are radix-sorted, not merged as runs: on
+    // libstdc++ the runs' merge was the longest step on one core between
+    // the units' pass and the sweep. The rows and the edges are sorted
+    // apart, on two cores, then merged into the boundaries.
     let sorted = |v: &mut Vec<u64>| {
-        v.sort();
+        radsort::sort(v);
         v.dedup();
     };
-    let both = || join(|| sorted(&mut b), || sorted(&mut e));
+    let both = || join(|| sorted(&mut rows), || sorted(&mut e));
     // Stable: at one address, the later row (table order) wins.
-    join(both, || disc.sort_by_key(|d| d.0));
+    join(both, || radsort::sort_by_key(&mut disc, |d| d.0));
+    let b = union(&rows, &e);
     let mut steps: Vec<(u64, u32)> = Vec::with_capacity(disc.len());
     for d in disc {
         match steps.last_mut() {
@@ -527,7 +529,23 @@ where
     ))
 }
 
-/// The boundaries of the unit at `header`, sorted: its line rows, and as
+/// The sorted union of the sorted, deduplicated `a` and `b`, without
+/// duplicates.
+fn union(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        out.push(x.min(y));
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// The boundaries of the unit at `header`, unsorted: its line rows, and as
 /// edges its functions' starts and ends (a skeleton's from its split unit),
 /// its line sequences' and its own ranges'; with `discriminators`, its
 /// rows' discriminators.
@@ -548,7 +566,7 @@ fn unit_bounds<R: gimli::Reader>(
         }
     }
     let RowBounds {
-        bounds: mut b,
+        bounds: b,
         edges: mut e,
         disc,
     } = rows;
@@ -561,11 +579,6 @@ fn unit_bounds<R: gimli::Reader>(
         su.copy_relocated_attributes(&unit);
         function_bounds(&sd, &su, keep, &mut e)?;
     }
-    // Sorted here, on every core: the units' lists are then merged.
-    b.sort_unstable();
-    b.dedup();
-    e.sort_unstable();
-    e.dedup();
     Ok(UnitBounds {
         bounds: b,
         edges: e,

@@ -345,37 +345,46 @@ fn encode(
     {
         return Err(fail("an id past its table, or a parent after its child"));
     }
-    // Strings: pair-coded as the names are (FORMAT.md §11.3), one table
-    // of their own, learnt on a second thread while the rows, nodes and
-    // files are encoded (on a Rust binary's lines, 70 and 40 ms).
     if strings.iter().any(|s| s.contains(&NAME_END)) {
         return Err(fail("a string holds byte 0"));
     }
+    let col = |c: u32| if columns { c } else { 0 };
+
+    // Nodes in depth-first preorder (children in table order), so that a
+    // parent lies a few nodes before its child: the parent is stored as
+    // that distance (10 bits for a vmlinux instead of 19 for an index),
+    // and a function's nodes stay together for the rows' node deltas.
+    let (order, new_id) = dfs_order(nodes_in);
+    let mut rows: Vec<LineRow> = rows_in
+        .iter()
+        .map(|r| LineRow {
+            node: new_id[r.node as usize],
+            column: col(r.column),
+            ..*r
+        })
+        .collect();
+    // Without columns, rows that differ from the row before only in their
+    // column answer alike: 30 % of libstdc++'s rows, 8 % of a vmlinux's.
+    // The end row stays whatever comes before it.
+    if !columns {
+        let end = rows.pop();
+        rows.dedup_by_key(|r| (r.file, r.line, r.node, r.discriminator));
+        rows.extend(end);
+    }
+
+    // Strings: pair-coded as the names are (FORMAT.md §11.3), one table
+    // of their own, learnt on a second thread while the rows, nodes and
+    // files are encoded (on a Rust binary's lines, 70 and 40 ms).
     std::thread::scope(|scope| {
         let learnt = scope.spawn(|| crate::blob::v2::pairs::learn(strings.iter().map(|s| &s[..])));
-        let col = |c: u32| if columns { c } else { 0 };
-
-        // Nodes in depth-first preorder (children in table order), so that a
-        // parent lies a few nodes before its child: the parent is stored as
-        // that distance (10 bits for a vmlinux instead of 19 for an index),
-        // and a function's nodes stay together for the rows' node deltas.
-        let (order, new_id) = dfs_order(nodes_in);
-        let mut rows: Vec<LineRow> = rows_in
-            .iter()
-            .map(|r| LineRow {
-                node: new_id[r.node as usize],
-                column: col(r.column),
-                ..*r
+        // The coded rows (below) are encoded beside the byte rows: the two
+        // are the longest steps of a user-space binary's section.
+        let rows = &rows;
+        let coded = (row_form != RowForm::Bytes).then(|| {
+            scope.spawn(move || {
+                super::coded_write::encode_rows(rows, LINE_BLOCK_MIN << shift, columns)
             })
-            .collect();
-        // Without columns, rows that differ from the row before only in their
-        // column answer alike: 30 % of libstdc++'s rows, 8 % of a vmlinux's.
-        // The end row stays whatever comes before it.
-        if !columns {
-            let end = rows.pop();
-            rows.dedup_by_key(|r| (r.file, r.line, r.node, r.discriminator));
-            rows.extend(end);
-        }
+        });
 
         // Rows, in blocks of 32 << shift.
         let mut blocks = Vec::new();
@@ -460,9 +469,10 @@ fn encode(
         // decoded a block at a time, so the blocks keep their rows and
         // point at bits instead of bytes.
         let mut coded_rows = false;
-        if row_form != RowForm::Bytes
-            && let Some((part, bits)) =
-                super::coded_write::encode_rows(&rows, LINE_BLOCK_MIN << shift, columns)
+        if let Some(coded) = coded
+            && let Some((part, bits)) = coded
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
             && (part.len() < stream.len() || row_form != RowForm::Smaller)
         {
             for (b, at) in bits.iter().enumerate() {
