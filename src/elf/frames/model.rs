@@ -10,8 +10,8 @@ use crate::par::try_map;
 
 /// One unit's part of the boundary walk (`dwarf::boundaries`): its line
 /// rows that are not edges, its edges, its rows' discriminators (in table
-/// order), whether it is a skeleton unit. The addresses are in no order:
-/// `boundaries` sorts every unit's at once.
+/// order), whether it is a skeleton unit. The rows and the edges are each
+/// sorted, without duplicates: `boundaries` merges the units'.
 pub(crate) struct UnitBounds {
     pub bounds: Vec<u64>,
     pub edges: Vec<u64>,
@@ -104,6 +104,9 @@ where
         // addr2line passes over a unit whose root DIE is null.
         let null_root = ranged && unit.entries_raw(None)?.read_abbreviation()?.is_none();
         let kept = offset.filter(|_| !typed && !null_root);
+        // Sorted here, on every core: the units' lists are merged after.
+        rows.bounds.sort_unstable();
+        rows.bounds.dedup();
         Ok(Read {
             unit,
             kept,
@@ -119,6 +122,8 @@ where
     let second = |r: &Read<R>| -> gimli::Result<(Functions<R>, Vec<u64>)> {
         let mut edges = r.rows.edges.clone();
         let f = dies::read(dwarf, &r.unit, keep, &mut edges)?;
+        edges.sort_unstable();
+        edges.dedup();
         Ok((f, edges))
     };
     let functions: Vec<(Functions<R>, Vec<u64>)> = try_map(read.iter().collect(), second)?;

@@ -4,6 +4,8 @@
 use crate::blob::list::{PackError, PackErrorKind};
 use crate::blob::v2::bits::{Bits, push_uleb as uleb, token_table};
 use crate::blob::v2::layout::*;
+use core::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 /// One row of the address → source step function, the same type the
 /// reader returns (FORMAT.md §15.2): ids index [`SourceTable::files`] and
@@ -350,41 +352,52 @@ fn encode(
     }
     let col = |c: u32| if columns { c } else { 0 };
 
-    // Nodes in depth-first preorder (children in table order), so that a
-    // parent lies a few nodes before its child: the parent is stored as
-    // that distance (10 bits for a vmlinux instead of 19 for an index),
-    // and a function's nodes stay together for the rows' node deltas.
-    let (order, new_id) = dfs_order(nodes_in);
-    let mut rows: Vec<LineRow> = rows_in
-        .iter()
-        .map(|r| LineRow {
-            node: new_id[r.node as usize],
-            column: col(r.column),
-            ..*r
-        })
-        .collect();
-    // Without columns, rows that differ from the row before only in their
-    // column answer alike: 30 % of libstdc++'s rows, 8 % of a vmlinux's.
-    // The end row stays whatever comes before it.
-    if !columns {
-        let end = rows.pop();
-        rows.dedup_by_key(|r| (r.file, r.line, r.node, r.discriminator));
-        rows.extend(end);
-    }
-
     // Strings: pair-coded as the names are (FORMAT.md §11.3), one table
     // of their own, learnt on a second thread while the rows, nodes and
-    // files are encoded (on a Rust binary's lines, 70 and 40 ms).
+    // files are encoded: on a Rust binary, 70 ms of learning against 45
+    // of rows. The coded rows (below) are a job for whichever thread is
+    // free first once the rows are out (`ready`): this one after the byte
+    // rows, or the strings' after their table. A Rust binary's strings
+    // take longer than both row forms together; a C++ library's take a
+    // fraction of either.
+    let wants_coded = row_form != RowForm::Bytes;
+    let ready: OnceLock<Vec<LineRow>> = OnceLock::new();
+    let claimed = AtomicBool::new(!wants_coded);
+    let claim = || !claimed.swap(true, Ordering::AcqRel);
+    let coded_rows =
+        |rows: &[LineRow]| super::coded_write::encode_rows(rows, LINE_BLOCK_MIN << shift, columns);
     std::thread::scope(|scope| {
-        let learnt = scope.spawn(|| crate::blob::v2::pairs::learn(strings.iter().map(|s| &s[..])));
-        // The coded rows (below) are encoded beside the byte rows: the two
-        // are the longest steps of a user-space binary's section.
-        let rows = &rows;
-        let coded = (row_form != RowForm::Bytes).then(|| {
-            scope.spawn(move || {
-                super::coded_write::encode_rows(rows, LINE_BLOCK_MIN << shift, columns)
-            })
+        let learnt = scope.spawn(|| {
+            let codes = crate::blob::v2::pairs::learn(strings.iter().map(|s| &s[..]));
+            let theirs = ready.get().filter(|_| claim()).map(|r| coded_rows(r));
+            (codes, theirs)
         });
+        let joined = |h: std::thread::ScopedJoinHandle<'_, _>| {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        };
+
+        // Nodes in depth-first preorder (children in table order), so that a
+        // parent lies a few nodes before its child: the parent is stored as
+        // that distance (10 bits for a vmlinux instead of 19 for an index),
+        // and a function's nodes stay together for the rows' node deltas.
+        let (order, new_id) = dfs_order(nodes_in);
+        let mut rows: Vec<LineRow> = rows_in
+            .iter()
+            .map(|r| LineRow {
+                node: new_id[r.node as usize],
+                column: col(r.column),
+                ..*r
+            })
+            .collect();
+        // Without columns, rows that differ from the row before only in their
+        // column answer alike: 30 % of libstdc++'s rows, 8 % of a vmlinux's.
+        // The end row stays whatever comes before it.
+        if !columns {
+            let end = rows.pop();
+            rows.dedup_by_key(|r| (r.file, r.line, r.node, r.discriminator));
+            rows.extend(end);
+        }
+        let rows = ready.get_or_init(|| rows);
 
         // Rows, in blocks of 32 << shift.
         let mut blocks = Vec::new();
@@ -468,11 +481,21 @@ fn encode(
         // The coded form where it is smaller (FORMAT.md §15.6): rows are
         // decoded a block at a time, so the blocks keep their rows and
         // point at bits instead of bytes.
+        // The strings' thread, or its table once it was waited for here.
+        enum Strings<H> {
+            Learning(H),
+            Learnt(crate::blob::v2::pairs::PairCodes),
+        }
+        let (strings_codes, coded) = if claim() {
+            (Strings::Learning(learnt), coded_rows(rows))
+        } else if wants_coded {
+            let (c, theirs) = joined(learnt);
+            (Strings::Learnt(c), theirs.flatten())
+        } else {
+            (Strings::Learning(learnt), None)
+        };
         let mut coded_rows = false;
-        if let Some(coded) = coded
-            && let Some((part, bits)) = coded
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        if let Some((part, bits)) = coded
             && (part.len() < stream.len() || row_form != RowForm::Smaller)
         {
             for (b, at) in bits.iter().enumerate() {
@@ -561,9 +584,10 @@ fn encode(
             files.push(u64::from(d), wn);
             files.push(u64::from(b), wn);
         }
-        let codes = learnt
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let codes = match strings_codes {
+            Strings::Learnt(c) => c,
+            Strings::Learning(h) => joined(h).0,
+        };
         let mut coded = Vec::with_capacity(codes.encoded.len());
         let mut starts = Vec::with_capacity(ns + 1);
         for piece in codes.encoded.split(|&b| b == NAME_END).take(ns) {
