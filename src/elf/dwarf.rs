@@ -780,6 +780,41 @@ pub fn checked_source_table(
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// The boundaries' merge gives the sorted union, and the runs' sort
+        /// (merged or radix-sorted, by the number of runs) sorts as the
+        /// standard sort does.
+        #[test]
+        fn boundaries_merge_into_the_sorted_union(
+            a in proptest::collection::btree_set(0u64..200, 0..60),
+            b in proptest::collection::btree_set(0u64..200, 0..60),
+            runs in proptest::collection::vec(proptest::collection::vec(0u64..1000, 0..30), 0..20),
+        ) {
+            let (a, b): (Vec<u64>, Vec<u64>) = (a.into_iter().collect(), b.into_iter().collect());
+            let mut want = [&a[..], &b[..]].concat();
+            want.sort_unstable();
+            want.dedup();
+            proptest::prop_assert_eq!(union(&a, &b), want);
+            let mut v: Vec<u64> = runs
+                .into_iter()
+                .flat_map(|mut r| {
+                    r.sort_unstable();
+                    r
+                })
+                .collect();
+            let mut std = v.clone();
+            std.sort();
+            // Stable, as the discriminators' steps need: tagged by place.
+            let mut tagged: Vec<(u64, u32)> = v.iter().map(|&x| x / 8).zip(0..).collect();
+            let mut stable = tagged.clone();
+            stable.sort_by_key(|t| t.0);
+            sort_runs(&mut v, |&x| x);
+            sort_runs(&mut tagged, |t| t.0);
+            proptest::prop_assert_eq!(v, std);
+            proptest::prop_assert_eq!(tagged, stable);
+        }
+    }
+
     /// A forged size past the address space covers to its end (kmod_elf).
     #[test]
     fn a_size_past_the_address_space_covers_to_its_end() {
