@@ -364,12 +364,12 @@ fn encode(
     let ready: OnceLock<Vec<LineRow>> = OnceLock::new();
     let claimed = AtomicBool::new(!wants_coded);
     let claim = || !claimed.swap(true, Ordering::AcqRel);
-    let coded_rows =
+    let encode_coded =
         |rows: &[LineRow]| super::coded_write::encode_rows(rows, LINE_BLOCK_MIN << shift, columns);
     std::thread::scope(|scope| {
         let learnt = scope.spawn(|| {
             let codes = crate::blob::v2::pairs::learn(strings.iter().map(|s| &s[..]));
-            let theirs = ready.get().filter(|_| claim()).map(|r| coded_rows(r));
+            let theirs = ready.get().filter(|_| claim()).map(|r| encode_coded(r));
             (codes, theirs)
         });
         let joined = |h: std::thread::ScopedJoinHandle<'_, _>| {
@@ -478,22 +478,22 @@ fn encode(
             });
         }
 
-        // The coded form where it is smaller (FORMAT.md §15.6): rows are
-        // decoded a block at a time, so the blocks keep their rows and
-        // point at bits instead of bytes.
         // The strings' thread, or its table once it was waited for here.
         enum Strings<H> {
             Learning(H),
             Learnt(crate::blob::v2::pairs::PairCodes),
         }
         let (strings_codes, coded) = if claim() {
-            (Strings::Learning(learnt), coded_rows(rows))
+            (Strings::Learning(learnt), encode_coded(rows))
         } else if wants_coded {
             let (c, theirs) = joined(learnt);
             (Strings::Learnt(c), theirs.flatten())
         } else {
             (Strings::Learning(learnt), None)
         };
+        // The coded form where it is smaller (FORMAT.md §15.6): rows are
+        // decoded a block at a time, so the blocks keep their rows and
+        // point at bits instead of bytes.
         let mut coded_rows = false;
         if let Some((part, bits)) = coded
             && (part.len() < stream.len() || row_form != RowForm::Smaller)
