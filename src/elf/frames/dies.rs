@@ -216,6 +216,19 @@ impl RangeEdges {
 /// worker's, for one unit at a time.
 pub(super) type Origins<R> = crate::elf::intern::Map<u64, Option<R>>;
 
+/// Whether attribute `at` is one addr2line names a function by: a linkage
+/// name, a name, or the DIE an abstract origin or specification refers to.
+fn names_function(at: gimli::DwAt) -> bool {
+    matches!(
+        at,
+        gimli::DW_AT_linkage_name
+            | gimli::DW_AT_MIPS_linkage_name
+            | gimli::DW_AT_name
+            | gimli::DW_AT_abstract_origin
+            | gimli::DW_AT_specification
+    )
+}
+
 /// A DIE's name attributes in their order (linkage name, name, abstract
 /// origin or specification): addr2line's choice depends on it.
 type Names<R> = Vec<(gimli::DwAt, AttributeValue<R>)>;
@@ -414,11 +427,7 @@ fn read_die<R: gimli::Reader>(
                 ends.take(dwarf, unit, &attr, &mut push)?;
                 die.ranges.take(dwarf, unit, &attr)?;
             }
-            gimli::DW_AT_linkage_name
-            | gimli::DW_AT_MIPS_linkage_name
-            | gimli::DW_AT_name
-            | gimli::DW_AT_abstract_origin
-            | gimli::DW_AT_specification => {
+            at if names_function(at) => {
                 die.name = match (die.name, attr.name(), attr.value()) {
                     (
                         NameRef::None,
@@ -495,14 +504,7 @@ fn name_at<R: gimli::Reader>(
     scratch.clear();
     for &spec in abbrev.attributes() {
         let attr = entries.read_attribute(spec)?;
-        if matches!(
-            attr.name(),
-            gimli::DW_AT_linkage_name
-                | gimli::DW_AT_MIPS_linkage_name
-                | gimli::DW_AT_name
-                | gimli::DW_AT_abstract_origin
-                | gimli::DW_AT_specification
-        ) {
+        if names_function(attr.name()) {
             scratch.push((attr.name(), attr.value()));
         }
     }

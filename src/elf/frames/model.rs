@@ -115,18 +115,19 @@ where
             rows,
         })
     };
-    let read: Vec<Read<R>> = try_map(headers, first)?;
+    let mut read: Vec<Read<R>> = try_map(headers, first)?;
     if read.iter().any(|r| r.unit.dwo_id.is_some()) {
         return Ok(None);
     }
-    let second = |r: &Read<R>| -> gimli::Result<(Functions<R>, Vec<u64>)> {
-        let mut edges = r.rows.edges.clone();
+    // The rows' edges, with the DIEs' added.
+    let second = |r: &mut Read<R>| -> gimli::Result<(Functions<R>, Vec<u64>)> {
+        let mut edges = std::mem::take(&mut r.rows.edges);
         let f = dies::read(dwarf, &r.unit, keep, &mut edges)?;
         edges.sort_unstable();
         edges.dedup();
         Ok((f, edges))
     };
-    let functions: Vec<(Functions<R>, Vec<u64>)> = try_map(read.iter().collect(), second)?;
+    let functions: Vec<(Functions<R>, Vec<u64>)> = try_map(read.iter_mut().collect(), second)?;
     let ranges = unit_ranges(dwarf, &read)?;
     let mut units = Vec::new();
     let mut parts = Vec::with_capacity(read.len());
@@ -261,7 +262,7 @@ pub(crate) struct ModelView<'a, R: gimli::Reader> {
     pub model: &'a Model<R>,
     pub dwarf: &'a gimli::Dwarf<R>,
     /// The names found through origins, and the unit they are of (its
-    /// index): neighbouring addresses are of one unit.
+    /// address in the model): neighbouring addresses are of one unit.
     origins: std::cell::RefCell<(usize, Origins<R>)>,
     /// The inline chain of the address asked for, reused.
     chain: std::cell::RefCell<Vec<usize>>,
