@@ -4,8 +4,11 @@
 //! The symbols left in use are then numbered by frequency: the most used
 //! get one-byte codes, the rest two-byte codes behind a prefix byte.
 
+mod helper;
 mod narrow;
 mod wide;
+
+pub use helper::Helper;
 
 use super::layout::{NAME_END, one_byte_codes};
 use std::cmp::Reverse;
@@ -40,7 +43,20 @@ pub struct PairCodes {
 /// are numbered, and the smaller encoding, strings and table together, is
 /// returned.
 pub fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> PairCodes {
-    let (mut exp, encoded) = narrow::learn(strings);
+    learn_with(strings, None)
+}
+
+/// [`learn`], with the first phase's merges of a long input shared with
+/// the thread that calls [`Helper::serve`] (about half of a Rust binary's
+/// line strings' learning). The same codes as [`learn`]. `helper` is let go
+/// when the first phase ends, and on every way out, a panic's included.
+pub fn learn_helped<'s>(strings: impl Iterator<Item = &'s [u8]>, helper: &Helper) -> PairCodes {
+    let _release = helper::Release(helper);
+    learn_with(strings, Some(helper))
+}
+
+fn learn_with<'s>(strings: impl Iterator<Item = &'s [u8]>, helper: Option<&Helper>) -> PairCodes {
+    let (mut exp, encoded) = narrow::learn(strings, helper);
     let narrow_symbols = || encoded.iter().map(|&c| u16::from(c));
     // Past 4 GiB of one-byte codes (no symbol list comes near), the
     // one-byte table.

@@ -7,6 +7,7 @@
 //! the input, and bytes are where they are cheapest.
 
 use super::MAX_EXPANSION;
+use super::helper::Helper;
 use crate::blob::v2::layout::NAME_END;
 
 #[inline]
@@ -17,8 +18,22 @@ fn pair(a: u8, b: u8) -> usize {
 /// Learns one-byte codes over `strings`: each string's codes followed by
 /// [`NAME_END`], and the expansion of each byte code (empty for a value no
 /// code uses). No string may hold byte 0. Deterministic: ties between
-/// pairs go to the lower `(first, second)` code.
-pub(super) fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> (Vec<Vec<u8>>, Vec<u8>) {
+/// pairs go to the lower `(first, second)` code. With a `helper`, a long
+/// input is split in two and each half merged on its own thread, to the
+/// same result.
+pub(super) fn learn<'s>(
+    strings: impl Iterator<Item = &'s [u8]>,
+    helper: Option<&Helper>,
+) -> (Vec<Vec<u8>>, Vec<u8>) {
+    learn_splitting(strings, helper, MIN_SPLIT)
+}
+
+/// [`learn`], splitting inputs of `min_split` bytes or more.
+fn learn_splitting<'s>(
+    strings: impl Iterator<Item = &'s [u8]>,
+    helper: Option<&Helper>,
+    min_split: usize,
+) -> (Vec<Vec<u8>>, Vec<u8>) {
     let mut seq: Vec<u8> = Vec::new();
     let mut used = [false; 256];
     for s in strings {
@@ -38,11 +53,25 @@ pub(super) fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> (Vec<Vec<u8>
             }
         })
         .collect();
-    let mut counts = PairCounts::new();
-    for w in seq.windows(2) {
-        if w[0] != NAME_END && w[1] != NAME_END {
-            counts.inc(pair(w[0], w[1]));
+    // A short input is merged here alone, and the helper let go at once.
+    let helper = match helper {
+        Some(h) if seq.len() < min_split => {
+            h.finish();
+            None
         }
+        h => h,
+    };
+    // Split after the first string end past the middle.
+    let mut mine = Part::default();
+    if let Some(h) = helper {
+        let half = seq.len() / 2;
+        let at = half + memchr_end(&seq[half..]) + 1;
+        h.part().seq = seq.split_off(at);
+        mine.seq = seq;
+        h.count_with(&mut mine);
+    } else {
+        mine.seq = seq;
+        mine.count();
     }
     for code in 1..=255u8 {
         if used[code as usize] {
@@ -51,19 +80,14 @@ pub(super) fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> (Vec<Vec<u8>
         // The most frequent pair whose expansion is not too long.
         // Over the pairs ever seen, not all 65,536: the same answer (the
         // lower pair wins a tie) in a fraction of the time.
-        let mut best: Option<usize> = None;
-        let mut best_count = 0u32;
-        for &p in &counts.seen {
-            let (p, c) = (p as usize, counts.count[p as usize]);
-            if c == 0 || c < best_count || (c == best_count && best.is_some_and(|b| b < p)) {
-                continue;
-            }
-            let len = expansions[p >> 8].len() + expansions[p & 0xFF].len();
-            if len <= MAX_EXPANSION {
-                best = Some(p);
-                best_count = c;
-            }
-        }
+        let theirs = helper.map(Helper::part);
+        let (best, best_count) = {
+            let other = theirs.as_deref().map(|p| &p.counts);
+            let fits =
+                |p: usize| expansions[p >> 8].len() + expansions[p & 0xFF].len() <= MAX_EXPANSION;
+            most_frequent(&mine.counts, other, fits)
+        };
+        drop(theirs);
         let Some(p) = best else { break };
         let (a, b) = ((p >> 8) as u8, (p & 0xFF) as u8);
         let exp = [expansions[a as usize].as_slice(), &expansions[b as usize]].concat();
@@ -73,12 +97,78 @@ pub(super) fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> (Vec<Vec<u8>
             break;
         }
         expansions[code as usize] = exp;
-        replace(&mut seq, &mut counts, a, b, code);
+        match helper {
+            Some(h) => h.merge_with(&mut mine, a, b, code),
+            None => mine.merge(a, b, code),
+        }
+    }
+    let mut seq = mine.seq;
+    if let Some(h) = helper {
+        h.finish();
+        seq.append(&mut h.part().seq);
     }
     (expansions, seq)
 }
 
+/// The fewest bytes worth splitting between two threads: below, a merge
+/// takes about as long as the threads take to meet.
+const MIN_SPLIT: usize = 256 << 10;
+
+/// The offset of the first [`NAME_END`] in `s` (every input ends with one).
+fn memchr_end(s: &[u8]) -> usize {
+    s.iter().position(|&b| b == NAME_END).unwrap_or(s.len() - 1)
+}
+
+/// The pair with the most occurrences in `mine` and `other` together that
+/// `fits`, and its count; ties go to the lower pair.
+fn most_frequent(
+    mine: &PairCounts,
+    other: Option<&PairCounts>,
+    fits: impl Fn(usize) -> bool,
+) -> (Option<usize>, u32) {
+    let total = |p: usize| mine.count[p] + other.map_or(0, |o| o.count[p]);
+    let seen = mine.seen.iter().chain(other.map_or(&[][..], |o| &o.seen));
+    let mut best: Option<usize> = None;
+    let mut best_count = 0u32;
+    for &p in seen {
+        let (p, c) = (p as usize, total(p as usize));
+        if c == 0 || c < best_count || (c == best_count && best.is_some_and(|b| b <= p)) {
+            continue;
+        }
+        if fits(p) {
+            best = Some(p);
+            best_count = c;
+        }
+    }
+    (best, best_count)
+}
+
+/// A run of whole strings, each ended by [`NAME_END`], and its pair counts:
+/// all of the input, or a thread's half of it.
+#[derive(Default)]
+pub(super) struct Part {
+    pub seq: Vec<u8>,
+    counts: PairCounts,
+}
+
+impl Part {
+    /// Counts the pairs of `seq` afresh.
+    pub fn count(&mut self) {
+        self.counts = PairCounts::new();
+        for w in self.seq.windows(2) {
+            if w[0] != NAME_END && w[1] != NAME_END {
+                self.counts.inc(pair(w[0], w[1]));
+            }
+        }
+    }
+    /// Replaces every `a b` by `c` (see [`replace`]).
+    pub fn merge(&mut self, a: u8, b: u8, c: u8) {
+        replace(&mut self.seq, &mut self.counts, a, b, c);
+    }
+}
+
 /// Occurrences of every byte pair, and the pairs that ever occurred.
+#[derive(Default)]
 struct PairCounts {
     count: Vec<u32>,
     seen: Vec<u32>,
@@ -229,8 +319,29 @@ mod tests {
             picks in prop::collection::vec(prop::collection::vec(any::<prop::sample::Index>(), 1..8), 1..400),
         ) {
             let words = super::super::words_of(&pieces, &picks);
-            let got = learn(words.iter().map(|w| &w[..]));
+            let got = learn(words.iter().map(|w| &w[..]), None);
             prop_assert_eq!(got, learn_by_rescanning(&words));
+        }
+
+        /// Split between two threads (at the string end after the middle,
+        /// wherever that falls), the merges give what one thread's give.
+        #[test]
+        fn two_threads_learn_what_one_learns(
+            pieces in prop::collection::vec(prop::collection::vec(1u8..=40, 1..6), 2..60),
+            picks in prop::collection::vec(prop::collection::vec(any::<prop::sample::Index>(), 1..8), 1..400),
+        ) {
+            let words = super::super::words_of(&pieces, &picks);
+            let alone = learn(words.iter().map(|w| &w[..]), None);
+            let helper = Helper::new();
+            let helped = std::thread::scope(|s| {
+                let learner = s.spawn(|| {
+                    let _release = super::super::helper::Release(&helper);
+                    learn_splitting(words.iter().map(|w| &w[..]), Some(&helper), 1)
+                });
+                helper.serve();
+                learner.join().unwrap()
+            });
+            prop_assert_eq!(helped, alone);
         }
     }
 }
