@@ -33,7 +33,7 @@ pub(crate) use super::sweep::OuterName;
 use super::sweep::{SplitOf, Sweep, in_exec, sweep};
 use super::symtab::{SymbolTable, llvm_symtab};
 use crate::blob::v2::source_lines::write::SourceTable;
-use crate::par::{join, try_map};
+use crate::par::{join, try_map_heaviest_first};
 
 /// Why DWARF could not be read.
 #[derive(Debug)]
@@ -482,10 +482,13 @@ where
             while let Some(header) = units.next()? {
                 headers.push(header);
             }
-            // Units are read on every core (feature `parallel`), their
-            // parts joined in unit order: the table one walk in order gives.
+            // Units are read on every core (feature `parallel`), the
+            // largest first, their parts joined in unit order: the table
+            // one walk in order gives.
             let one = |header| unit_bounds(dwarf, split, header, &keep, discriminators);
-            (try_map(headers, one)?, None)
+            let weight =
+                |h: &gimli::UnitHeader<R>| gimli::ReaderOffset::into_u64(h.length_including_self());
+            (try_map_heaviest_first(headers, weight, one)?, None)
         }
     };
     let mut rows: Vec<u64> = Vec::with_capacity(parts.iter().map(|p| p.bounds.len()).sum());

@@ -6,7 +6,7 @@
 use super::dies::{self, Functions, Origins};
 use super::lines::{Lines, RowBounds};
 use super::{Frame, FrameSource};
-use crate::par::try_map;
+use crate::par::try_map_heaviest_first;
 
 /// One unit's part of the boundary walk (`dwarf::boundaries`): its line
 /// rows that are not edges, its edges, its rows' discriminators (in table
@@ -115,7 +115,11 @@ where
             rows,
         })
     };
-    let mut read: Vec<Read<R>> = try_map(headers, first)?;
+    // Each unit's DIEs and line program grow together: its length
+    // weighs both passes.
+    let weight =
+        |h: &gimli::UnitHeader<R>| gimli::ReaderOffset::into_u64(h.length_including_self());
+    let mut read: Vec<Read<R>> = try_map_heaviest_first(headers, weight, first)?;
     if read.iter().any(|r| r.unit.dwo_id.is_some()) {
         return Ok(None);
     }
@@ -127,7 +131,10 @@ where
         edges.dedup();
         Ok((f, edges))
     };
-    let functions: Vec<(Functions<R>, Vec<u64>)> = try_map(read.iter_mut().collect(), second)?;
+    let weight =
+        |r: &&mut Read<R>| gimli::ReaderOffset::into_u64(r.unit.header.length_including_self());
+    let functions: Vec<(Functions<R>, Vec<u64>)> =
+        try_map_heaviest_first(read.iter_mut().collect(), weight, second)?;
     let ranges = unit_ranges(dwarf, &read)?;
     let mut units = Vec::new();
     let mut parts = Vec::with_capacity(read.len());
