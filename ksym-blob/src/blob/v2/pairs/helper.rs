@@ -13,6 +13,9 @@ use super::narrow::Part;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+/// The fewest bytes of strings worth splitting between two threads.
+const MIN_SPLIT: usize = 256 << 10;
+
 /// Job kinds, in bits 24..32 of a posted job.
 const COUNT: u64 = 1;
 const MERGE: u64 = 2;
@@ -51,16 +54,19 @@ fn wait_for<T>(mut ready: impl FnMut() -> Option<T>) -> T {
 }
 
 impl Helper {
-    /// A helper with no work yet.
-    pub fn new() -> Self {
-        Helper::default()
+    /// A helper for learning strings of `bytes` bytes in all (each
+    /// string's bytes and one for its end), if they are enough to be worth
+    /// splitting: below 256 KiB a merge takes about as long as the two
+    /// threads take to meet.
+    pub fn for_strings(bytes: usize) -> Option<Self> {
+        (bytes >= MIN_SPLIT).then(Helper::default)
     }
 
     /// Runs the jobs the learner posts until it says the first phase is
-    /// over (at once if the learner merges alone). Call it on the thread
-    /// lent, once, while [`learn_helped`](super::learn_helped) runs on
-    /// another; it returns when the learner no longer needs it, or
-    /// panics if the learner did.
+    /// over. Call it on the thread lent, once, while
+    /// [`learn_helped`](super::learn_helped) runs on another with this
+    /// helper; it returns when the learner no longer needs it, or panics
+    /// if the helper's own work did.
     pub fn serve(&self) {
         // Told apart from an ordinary return: the learner waits on
         // `done`, and a helper that panicked never sets it.

@@ -43,19 +43,19 @@ pub struct PairCodes {
 /// are numbered, and the smaller encoding, strings and table together, is
 /// returned.
 pub fn learn<'s>(strings: impl Iterator<Item = &'s [u8]>) -> PairCodes {
-    learn_with(strings, None)
+    learn_helped(strings, None)
 }
 
-/// [`learn`], with the first phase's merges of a long input shared with
-/// the thread that calls [`Helper::serve`] (about half of a Rust binary's
-/// line strings' learning). The same codes as [`learn`]. `helper` is let go
-/// when the first phase ends, and on every way out, a panic's included.
-pub fn learn_helped<'s>(strings: impl Iterator<Item = &'s [u8]>, helper: &Helper) -> PairCodes {
-    let _release = helper::Release(helper);
-    learn_with(strings, Some(helper))
-}
-
-fn learn_with<'s>(strings: impl Iterator<Item = &'s [u8]>, helper: Option<&Helper>) -> PairCodes {
+/// [`learn`], with the first phase's merges shared with the thread that
+/// calls [`Helper::serve`] on `helper`, if there is one (see
+/// [`Helper::for_strings`]: about half of a Rust binary's line strings'
+/// learning). The same codes as [`learn`]. The helper is let go when the
+/// first phase ends, and on every way out, a panic's included.
+pub fn learn_helped<'s>(
+    strings: impl Iterator<Item = &'s [u8]>,
+    helper: Option<&Helper>,
+) -> PairCodes {
+    let _release = helper.map(helper::Release);
     let (mut exp, encoded) = narrow::learn(strings, helper);
     let narrow_symbols = || encoded.iter().map(|&c| u16::from(c));
     // Past 4 GiB of one-byte codes (no symbol list comes near), the

@@ -18,21 +18,12 @@ fn pair(a: u8, b: u8) -> usize {
 /// Learns one-byte codes over `strings`: each string's codes followed by
 /// [`NAME_END`], and the expansion of each byte code (empty for a value no
 /// code uses). No string may hold byte 0. Deterministic: ties between
-/// pairs go to the lower `(first, second)` code. With a `helper`, a long
+/// pairs go to the lower `(first, second)` code. With a `helper`, the
 /// input is split in two and each half merged on its own thread, to the
 /// same result.
 pub(super) fn learn<'s>(
     strings: impl Iterator<Item = &'s [u8]>,
     helper: Option<&Helper>,
-) -> (Vec<Vec<u8>>, Vec<u8>) {
-    learn_splitting(strings, helper, MIN_SPLIT)
-}
-
-/// [`learn`], splitting inputs of `min_split` bytes or more.
-fn learn_splitting<'s>(
-    strings: impl Iterator<Item = &'s [u8]>,
-    helper: Option<&Helper>,
-    min_split: usize,
 ) -> (Vec<Vec<u8>>, Vec<u8>) {
     let mut seq: Vec<u8> = Vec::new();
     let mut used = [false; 256];
@@ -53,15 +44,8 @@ fn learn_splitting<'s>(
             }
         })
         .collect();
-    // A short input is merged here alone, and the helper let go at once.
-    let helper = match helper {
-        Some(h) if seq.len() < min_split => {
-            h.finish();
-            None
-        }
-        h => h,
-    };
     // Split after the first string end past the middle.
+    let helper = helper.filter(|_| !seq.is_empty());
     let mut mine = Part::default();
     if let Some(h) = helper {
         let half = seq.len() / 2;
@@ -109,10 +93,6 @@ fn learn_splitting<'s>(
     }
     (expansions, seq)
 }
-
-/// The fewest bytes worth splitting between two threads: below, a merge
-/// takes about as long as the threads take to meet.
-const MIN_SPLIT: usize = 256 << 10;
 
 /// The offset of the first [`NAME_END`] in `s` (every input ends with one).
 fn memchr_end(s: &[u8]) -> usize {
@@ -332,11 +312,11 @@ mod tests {
         ) {
             let words = super::super::words_of(&pieces, &picks);
             let alone = learn(words.iter().map(|w| &w[..]), None);
-            let helper = Helper::new();
+            let helper = Helper::default();
             let helped = std::thread::scope(|s| {
                 let learner = s.spawn(|| {
                     let _release = super::super::helper::Release(&helper);
-                    learn_splitting(words.iter().map(|w| &w[..]), Some(&helper), 1)
+                    learn(words.iter().map(|w| &w[..]), Some(&helper))
                 });
                 helper.serve();
                 learner.join().unwrap()

@@ -4,6 +4,7 @@
 use crate::blob::list::{PackError, PackErrorKind};
 use crate::blob::v2::bits::{Bits, push_uleb as uleb, token_table};
 use crate::blob::v2::layout::*;
+use crate::blob::v2::pairs::{Helper, learn_helped};
 use core::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
@@ -355,22 +356,23 @@ fn encode(
     // Strings: pair-coded as the names are (FORMAT.md §11.3), one table
     // of their own, learnt on a second thread while the rows, nodes and
     // files are encoded: on a Rust binary, 70 ms of learning against 45
-    // of rows. The coded rows (below) are a job for whichever thread is
-    // free first once the rows are out (`ready`): this one after the byte
-    // rows, or the strings' after their table. A Rust binary's strings
-    // take longer than both row forms together; a C++ library's take a
-    // fraction of either.
+    // of rows, so this thread first takes half of the learner's first
+    // phase (`Helper`, for 256 KiB of strings and more). The coded rows
+    // (below) are a job for whichever thread is free first once the rows
+    // are out (`ready`): this one after the byte rows, or the strings'
+    // after their table. A Rust binary's strings, helped, take about as
+    // long as both row forms together; a C++ library's take a fraction of
+    // either.
     let wants_coded = row_form != RowForm::Bytes;
     let ready: OnceLock<Vec<LineRow>> = OnceLock::new();
     let claimed = AtomicBool::new(!wants_coded);
     let claim = || !claimed.swap(true, Ordering::AcqRel);
     let encode_coded =
         |rows: &[LineRow]| super::coded_write::encode_rows(rows, LINE_BLOCK_MIN << shift, columns);
-    let helper = crate::blob::v2::pairs::Helper::new();
+    let helper = Helper::for_strings(strings.iter().map(|s| s.len() + 1).sum());
     std::thread::scope(|scope| {
         let learnt = scope.spawn(|| {
-            let codes =
-                crate::blob::v2::pairs::learn_helped(strings.iter().map(|s| &s[..]), &helper);
+            let codes = learn_helped(strings.iter().map(|s| &s[..]), helper.as_ref());
             let theirs = ready.get().filter(|_| claim()).map(|r| encode_coded(r));
             (codes, theirs)
         });
@@ -379,7 +381,9 @@ fn encode(
         };
         // This thread merges half of the strings' first phase (a Rust
         // binary's line strings: 1.3 MB, 170 merges) before its rows.
-        helper.serve();
+        if let Some(h) = &helper {
+            h.serve();
+        }
 
         // Nodes in depth-first preorder (children in table order), so that a
         // parent lies a few nodes before its child: the parent is stored as
