@@ -486,8 +486,7 @@ where
             // largest first, their parts joined in unit order: the table
             // one walk in order gives.
             let one = |header| unit_bounds(dwarf, split, header, &keep, discriminators);
-            let weight =
-                |h: &gimli::UnitHeader<R>| gimli::ReaderOffset::into_u64(h.length_including_self());
+            let weight = super::frames::model::unit_weight;
             (try_map_heaviest_first(headers, weight, one)?, None)
         }
     };

@@ -115,11 +115,7 @@ where
             rows,
         })
     };
-    // Each unit's DIEs and line program grow together: its length
-    // weighs both passes.
-    let weight =
-        |h: &gimli::UnitHeader<R>| gimli::ReaderOffset::into_u64(h.length_including_self());
-    let mut read: Vec<Read<R>> = try_map_heaviest_first(headers, weight, first)?;
+    let mut read: Vec<Read<R>> = try_map_heaviest_first(headers, unit_weight, first)?;
     if read.iter().any(|r| r.unit.dwo_id.is_some()) {
         return Ok(None);
     }
@@ -131,8 +127,7 @@ where
         edges.dedup();
         Ok((f, edges))
     };
-    let weight =
-        |r: &&mut Read<R>| gimli::ReaderOffset::into_u64(r.unit.header.length_including_self());
+    let weight = |r: &&mut Read<R>| unit_weight(&r.unit.header);
     let functions: Vec<(Functions<R>, Vec<u64>)> =
         try_map_heaviest_first(read.iter_mut().collect(), weight, second)?;
     let ranges = unit_ranges(dwarf, &read)?;
@@ -162,6 +157,13 @@ where
         },
         parts,
     )))
+}
+
+/// The weight of a unit's work, for [`try_map_heaviest_first`]: its length
+/// in `.debug_info`, with which its DIEs and, mostly, its line program
+/// grow.
+pub(crate) fn unit_weight<R: gimli::Reader>(h: &gimli::UnitHeader<R>) -> u64 {
+    gimli::ReaderOffset::into_u64(h.length_including_self())
 }
 
 /// The units' ranges as addr2line's `ResUnits::parse` finds them, sorted

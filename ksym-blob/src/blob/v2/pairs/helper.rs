@@ -22,7 +22,9 @@ const MERGE: u64 = 2;
 const FINISH: u64 = 3;
 
 /// A thread lent to the learner for its first phase: the half of the
-/// strings it merges, and the job it was last given.
+/// strings it merges, and the job it was last given. Made by
+/// [`Helper::for_strings`]; `default()` makes one for any input, however
+/// short (a split gives the same codes, only later).
 #[derive(Default)]
 pub struct Helper {
     part: Mutex<Part>,

@@ -49,7 +49,7 @@ pub(super) fn learn<'s>(
     let mut mine = Part::default();
     if let Some(h) = helper {
         let half = seq.len() / 2;
-        let at = half + memchr_end(&seq[half..]) + 1;
+        let at = half + string_end(&seq[half..]) + 1;
         h.part().seq = seq.split_off(at);
         mine.seq = seq;
         h.count_with(&mut mine);
@@ -95,7 +95,7 @@ pub(super) fn learn<'s>(
 }
 
 /// The offset of the first [`NAME_END`] in `s` (every input ends with one).
-fn memchr_end(s: &[u8]) -> usize {
+fn string_end(s: &[u8]) -> usize {
     s.iter().position(|&b| b == NAME_END).unwrap_or(s.len() - 1)
 }
 
